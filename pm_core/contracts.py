@@ -1,0 +1,296 @@
+"""Frozen contract objects that cross the plugin boundary.
+
+Hooks return these; adapters (CLI, MCP) read them. Nothing here imports the
+MCP SDK, click, or the host: a plugin can depend on this module alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+if TYPE_CHECKING:
+    from pm_core.tracker.api import Tracker
+
+Tier = Literal["core", "standard", "full", "internal"]
+TIERS: tuple[Tier, ...] = ("core", "standard", "full", "internal")
+#: Advertised tiers in widening order; ``internal`` is never advertised.
+TIER_RANK: Mapping[str, int] = {"core": 0, "standard": 1, "full": 2, "internal": 3}
+
+Era = Literal["initialize", "modern"]
+
+#: Capability families shared by commands, tools, discovery and docs.
+FAMILIES: tuple[str, ...] = (
+    "orientation",
+    "lifecycle",
+    "authoring",
+    "evidence",
+    "graph",
+    "planning",
+    "assurance",
+    "configuration",
+    "history",
+    "extensions",
+)
+
+
+def tier_includes(profile_tier: str, command_tier: str) -> bool:
+    """Whether a profile at ``profile_tier`` advertises a command at ``command_tier``."""
+    if command_tier == "internal":
+        return False
+    return TIER_RANK.get(command_tier, 99) <= TIER_RANK.get(profile_tier, -1)
+
+
+@attrs.frozen(slots=True)
+class FieldDecl:
+    """A custom item field declared in ``schema/fields.json``."""
+
+    key: str
+    type: str = "string"
+    commands: tuple[str, ...] = ()
+    description: str = ""
+    value_schema: Mapping[str, Any] | None = None
+
+
+@attrs.frozen(slots=True)
+class WorkspaceContracts:
+    """The live, per-workspace facts that tool schemas are projected from."""
+
+    types: tuple[str, ...]
+    statuses: tuple[str, ...]
+    fields: tuple[FieldDecl, ...] = ()
+    open_status: str = "open"
+    close_status: str = "closed"
+    canceled_status: str = "canceled"
+
+
+@attrs.frozen(slots=True)
+class RequestContext:
+    """What one request negotiated. Built by the adapter, per request.
+
+    ``extensions`` holds the client's declared extension settings *for this
+    request* (initialize-era: from ``initialize``; 2026-07-28: from the
+    request's ``_meta``).
+    """
+
+    era: Era = "initialize"
+    protocol_version: str = ""
+    extensions: Mapping[str, Any] = attrs.field(factory=dict)
+    client_name: str | None = None
+    profile: str = "core"
+    workspace: Path | None = None
+
+    def extension(self, identifier: str) -> Mapping[str, Any] | None:
+        """The client's settings for ``identifier``, or None when not declared."""
+        value = self.extensions.get(identifier)
+        return value if isinstance(value, Mapping) else None
+
+
+@attrs.frozen(slots=True)
+class ToolContext:
+    """Handed to a tool or command handler: a bound SDK client and the request.
+
+    ``tools`` is the set of tools this request may call (profile-selected,
+    projected for the workspace), for handlers that reason about the surface
+    itself (``pm_discover``, ``pm_profile``, ``pm_run``).
+    """
+
+    tracker: Tracker
+    request: RequestContext
+    author: str | None = None
+    tools: tuple[ToolDescriptor, ...] = ()
+    commands: Mapping[str, CommandSpec] = attrs.field(factory=dict)
+
+
+@attrs.frozen(slots=True)
+class ParamSpec:
+    """One parameter of an extension command."""
+
+    name: str
+    type: Literal["string", "integer", "number", "boolean"] = "string"
+    required: bool = False
+    repeatable: bool = False
+    default: Any = None
+    help: str = ""
+
+
+@attrs.frozen(slots=True)
+class CommandSpec:
+    """A command: tier and capability family, and (for extensions) a handler.
+
+    Built-in commands are declared with ``handler=None``: their behaviour lives
+    in the CLI and the tracker SDK; the spec only records tier and family so
+    every projection (CLI help, MCP profiles, generated docs) agrees.
+    """
+
+    name: str
+    summary: str
+    tier: Tier = "standard"
+    family: str = "extensions"
+    params: tuple[ParamSpec, ...] = ()
+    handler: Callable[..., Any] | None = None
+    examples: tuple[str, ...] = ()
+    builtin: bool = False
+
+
+ToolHandler = Callable[[ToolContext, Mapping[str, Any]], Any]
+SchemaBuilder = Callable[[WorkspaceContracts], Mapping[str, Any]]
+
+
+@attrs.frozen(slots=True)
+class ToolSpec:
+    """An MCP tool: its input schema is built from the live workspace contracts."""
+
+    name: str
+    description: str
+    command: str
+    input_schema: SchemaBuilder
+    handler: ToolHandler
+    family: str = "orientation"
+
+
+@attrs.frozen(slots=True)
+class ToolDescriptor:
+    """A tool as listed to one client: schema already projected, meta decorated."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    command: str
+    tier: Tier
+    family: str
+    meta: Mapping[str, Any] | None = None
+
+    def with_meta(self, meta: Mapping[str, Any]) -> ToolDescriptor:
+        """A copy whose ``_meta`` merges ``meta`` over the current one."""
+        merged = dict(self.meta or {})
+        merged.update(meta)
+        return attrs.evolve(self, meta=merged)
+
+
+@attrs.frozen(slots=True)
+class ResourceEntry:
+    """One listed resource."""
+
+    uri: str
+    name: str
+    mime_type: str = "text/plain"
+    description: str = ""
+    meta: Mapping[str, Any] | None = None
+
+
+@attrs.frozen(slots=True)
+class ResourceContent:
+    """The body of a resource read: ``text`` or base64 ``blob``."""
+
+    uri: str
+    mime_type: str
+    text: str | None = None
+    blob: str | None = None
+    meta: Mapping[str, Any] | None = None
+
+
+@attrs.frozen(slots=True)
+class ServeContext:
+    """What a resource provider or extension method gets for one request.
+
+    ``skill_origins()`` returns the origins every plugin contributed for the
+    workspace (collected by the host once per server).
+    """
+
+    request: RequestContext
+    tracker: Tracker
+    skill_origins: Callable[[], Sequence[SkillOrigin]] = lambda: ()
+
+
+@attrs.frozen(slots=True)
+class ResourceProvider:
+    """Serves every resource URI starting with ``prefix``.
+
+    ``gate(request)`` says whether this request may see the provider at all:
+    a gated-off provider is absent from ``resources/list`` and its reads fail
+    closed (the provider's ``denied(request)`` error, or -32002 not found).
+    """
+
+    prefix: str
+    list: Callable[[ServeContext], list[ResourceEntry]]
+    read: Callable[[ServeContext, str], ResourceContent]
+    gate: Callable[[RequestContext], bool] = lambda _request: True
+    #: Raised instead of "not found" when a gated-off read is attempted.
+    denied: Callable[[RequestContext], ProtocolError] | None = None
+
+
+@attrs.frozen(slots=True)
+class PromptArgument:
+    """A prompt argument."""
+
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+@attrs.frozen(slots=True)
+class PromptSpec:
+    """A prompt template; ``render`` receives validated arguments."""
+
+    name: str
+    description: str
+    arguments: tuple[PromptArgument, ...]
+    render: Callable[[Mapping[str, str]], str]
+
+
+@attrs.frozen(slots=True)
+class SkillOrigin:
+    """A directory of skills (one sub-directory per skill)."""
+
+    name: str
+    kind: Literal["package", "workspace"]
+    root: Path
+    version: str = ""
+    #: When two origins provide a skill of the same name, the higher precedence
+    #: wins (workspace skills, 100, override package skills, 0).
+    precedence: int = 0
+
+
+@attrs.frozen(slots=True)
+class ExtensionMethod:
+    """An extra JSON-RPC method contributed by a protocol extension.
+
+    ``handler(ctx, params)`` returns the JSON result or raises
+    :class:`ProtocolError`; it checks its own per-request negotiation.
+    """
+
+    method: str
+    handler: Callable[[ServeContext, Mapping[str, Any]], Mapping[str, Any]]
+
+
+@attrs.frozen(slots=True)
+class ProtocolExtension:
+    """An MCP extension: identifier, advertised settings, extra methods.
+
+    ``pointer_results``: when a request negotiated this extension, tool results
+    carry a short pointer text and ``structuredContent.result`` is the single
+    canonical result (progressive discovery).
+    """
+
+    identifier: str
+    settings: Mapping[str, Any]
+    methods: tuple[ExtensionMethod, ...] = ()
+    pointer_results: bool = False
+
+
+class ProtocolError(Exception):
+    """A JSON-RPC error raised by plugin code; the adapter puts it on the wire."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+INVALID_PARAMS = -32602

@@ -1,0 +1,383 @@
+"""The plugin host: the only code that touches the pluggy manager.
+
+``build_host()`` is called from each program's ``main()``; nothing is loaded at
+import time. Each entry point is loaded on its own, so one broken plugin becomes
+an ``error`` row and the rest keep working. Every contribution is recorded with
+the plugin that made it; a duplicate tool or command name is a ``conflict``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import attrs
+import pluggy
+
+from pm_core import hookspecs
+from pm_core.contracts import (
+    CommandSpec,
+    PromptSpec,
+    ProtocolExtension,
+    RequestContext,
+    ResourceProvider,
+    SkillOrigin,
+    ToolDescriptor,
+    ToolSpec,
+    WorkspaceContracts,
+)
+
+ENTRY_POINT_GROUP = "pm.plugins"
+#: The distribution whose entry points count as built-in.
+BUILTIN_DISTRIBUTION = "pm-tracker"
+
+
+class PluginLoadError(RuntimeError):
+    """Raised in strict mode when a plugin fails to load or conflicts."""
+
+
+@attrs.define(slots=True)
+class PluginRecord:
+    """What the host knows about one plugin: a row of ``pm-plugins list``."""
+
+    name: str
+    source: str
+    version: str
+    status: str = "ok"  # ok | blocked | error | conflict
+    module: str = ""
+    hooks: list[str] = attrs.field(factory=list)
+    contributions: dict[str, list[str]] = attrs.field(factory=dict)
+    errors: list[str] = attrs.field(factory=list)
+
+    def contribute(self, kind: str, name: str) -> None:
+        """Record that this plugin contributed ``name`` of ``kind``."""
+        self.contributions.setdefault(kind, []).append(name)
+
+    def fail(self, status: str, message: str) -> None:
+        """Mark the plugin ``error``/``conflict`` with a message (error wins)."""
+        if self.status != "error":
+            self.status = status
+        self.errors.append(message)
+
+    def as_json(self, verbose: bool = False) -> dict[str, Any]:
+        """The stable JSON row of ``pm-plugins list --json``."""
+        row: dict[str, Any] = {
+            "name": self.name,
+            "source": self.source,
+            "version": self.version,
+            "status": self.status,
+            "hooks": sorted(self.hooks),
+            "contributes": {k: list(v) for k, v in sorted(self.contributions.items())},
+        }
+        if verbose:
+            row["module"] = self.module
+            row["error"] = "\n".join(self.errors) or None
+        return row
+
+
+@attrs.frozen(slots=True)
+class HostSettings:
+    """Environment escape hatches, read once per host."""
+
+    disabled: frozenset[str] = frozenset()
+    allowlist: frozenset[str] | None = None
+    strict: bool = False
+    trace: bool = False
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> HostSettings:
+        """Read ``PM_DISABLE_PLUGINS``, ``PM_LOAD_PLUGINS``, ``PM_PLUGINS_STRICT``, ``PM_TRACE_PLUGINS``."""
+
+        def names(value: str) -> frozenset[str]:
+            return frozenset(n.strip() for n in value.split(",") if n.strip())
+
+        allow = env.get("PM_LOAD_PLUGINS")
+        return cls(
+            disabled=names(env.get("PM_DISABLE_PLUGINS", "")),
+            allowlist=None if allow is None else names(allow),
+            strict=env.get("PM_PLUGINS_STRICT", "") not in ("", "0", "false"),
+            trace=env.get("PM_TRACE_PLUGINS", "") not in ("", "0", "false"),
+        )
+
+
+@attrs.frozen(slots=True)
+class PluginSource:
+    """A plugin to load: from an entry point (lazy) or an object (tests)."""
+
+    name: str
+    source: str
+    version: str
+    load: Callable[[], object]
+    module: str = ""
+
+
+def _entry_point_sources() -> list[PluginSource]:
+    sources: list[PluginSource] = []
+    for ep in md.entry_points(group=ENTRY_POINT_GROUP):
+        dist = ep.dist
+        dist_name = dist.metadata["Name"] if dist is not None else "unknown"
+        version = dist.version if dist is not None else ""
+        builtin = dist_name is not None and _canon(dist_name) == _canon(BUILTIN_DISTRIBUTION)
+        sources.append(
+            PluginSource(
+                name=ep.name,
+                source="builtin" if builtin else str(dist_name),
+                version=version,
+                load=ep.load,
+                module=ep.value,
+            )
+        )
+    return sources
+
+
+def _canon(name: str) -> str:
+    return name.lower().replace("_", "-")
+
+
+class Host:
+    """A typed facade over the plugin manager. Build it with :func:`build_host`."""
+
+    def __init__(self, settings: HostSettings) -> None:
+        self.settings = settings
+        self._pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self._pm.add_hookspecs(hookspecs)
+        self.records: dict[str, PluginRecord] = {}
+        self._tools: dict[str, tuple[str, ToolSpec]] | None = None
+        self._commands: dict[str, tuple[str, CommandSpec]] | None = None
+        self._providers: list[tuple[str, ResourceProvider]] | None = None
+        self._prompts: dict[str, tuple[str, PromptSpec]] | None = None
+        self._extensions: list[tuple[str, ProtocolExtension]] | None = None
+
+    # --- loading -----------------------------------------------------------
+
+    def load(self, sources: Iterable[PluginSource]) -> None:
+        """Load and register each source on its own; failures become rows."""
+        builtin_names = {s.name for s in sources if s.source == "builtin"}
+        for src in sources:
+            record = PluginRecord(src.name, src.source, src.version, module=src.module)
+            self.records[src.name] = record
+            allowed = self.settings.allowlist
+            if src.name in self.settings.disabled or (
+                allowed is not None and src.source != "builtin" and src.name not in allowed
+            ):
+                record.status = "blocked"
+                continue
+            if src.source != "builtin" and src.name in builtin_names:
+                record.fail("conflict", f"plugin name {src.name!r} is taken by a built-in")
+                continue
+            try:
+                plugin = src.load()
+                self._pm.register(plugin, name=src.name)
+            except Exception as exc:
+                record.fail("error", "".join(traceback.format_exception_only(exc)).strip())
+                if self.settings.strict:
+                    raise PluginLoadError(f"plugin {src.name!r} failed to load: {exc}") from exc
+                continue
+            if not record.module and isinstance(plugin, ModuleType):
+                record.module = plugin.__name__
+            record.hooks = [
+                h.name for h in self._pm.get_hookcallers(plugin) or [] if h.name.startswith("pm_")
+            ]
+        try:
+            self._pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            if self.settings.strict:
+                raise PluginLoadError(str(exc)) from exc
+        if self.settings.trace:
+            self._pm.trace.root.setwriter(lambda s: sys.stderr.write(s))
+            self._pm.enable_tracing()
+
+    # --- collection hooks: each implementation is called on its own ---------
+
+    def _collect(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Call every implementation of a collection hook, isolating failures."""
+        caller = getattr(self._pm.hook, hook_name)
+        out: list[tuple[str, Any]] = []
+        for impl in reversed(caller.get_hookimpls()):
+            name = impl.plugin_name
+            if self.settings.trace:
+                sys.stderr.write(f"pm-plugins: calling {hook_name} on {name}\n")
+            try:
+                wanted = {k: v for k, v in kwargs.items() if k in impl.argnames}
+                result = impl.function(**wanted)
+            except Exception as exc:
+                self._record(name).fail("error", f"{hook_name}: {exc!r}")
+                if self.settings.strict:
+                    raise PluginLoadError(f"plugin {name!r} failed in {hook_name}: {exc}") from exc
+                continue
+            for item in result or ():
+                out.append((name, item))
+        return out
+
+    def _record(self, name: str) -> PluginRecord:
+        if name not in self.records:
+            self.records[name] = PluginRecord(name, "local", "")
+        return self.records[name]
+
+    def _conflict(self, kind: str, name: str, owner: str, loser: str) -> None:
+        message = f"{kind} {name!r} is already provided by {owner!r}; this one was dropped"
+        self._record(loser).fail("conflict", message)
+        if self.settings.strict:
+            raise PluginLoadError(f"plugin {loser!r}: {message}")
+
+    def commands(self) -> dict[str, CommandSpec]:
+        """Every command by name (built-in and extension), conflicts dropped."""
+        if self._commands is None:
+            found: dict[str, tuple[str, CommandSpec]] = {}
+            for plugin, spec in self._collect("pm_register_commands"):
+                if spec.name in found:
+                    self._conflict("command", spec.name, found[spec.name][0], plugin)
+                    continue
+                found[spec.name] = (plugin, spec)
+                self._record(plugin).contribute("commands", f"{spec.name} ({spec.tier})")
+            self._commands = found
+        return {name: spec for name, (_, spec) in self._commands.items()}
+
+    def command_owner(self, name: str) -> str | None:
+        """The plugin that contributed command ``name``."""
+        self.commands()
+        assert self._commands is not None
+        entry = self._commands.get(name)
+        return entry[0] if entry else None
+
+    def tools(self) -> dict[str, ToolSpec]:
+        """Every tool by name, conflicts dropped."""
+        if self._tools is None:
+            found: dict[str, tuple[str, ToolSpec]] = {}
+            for plugin, spec in self._collect("pm_register_tools"):
+                if spec.name in found:
+                    self._conflict("tool", spec.name, found[spec.name][0], plugin)
+                    continue
+                found[spec.name] = (plugin, spec)
+                self._record(plugin).contribute("tools", spec.name)
+            self._tools = found
+        return {name: spec for name, (_, spec) in self._tools.items()}
+
+    def resource_providers(self) -> list[ResourceProvider]:
+        """Every resource provider."""
+        if self._providers is None:
+            self._providers = self._collect("pm_resource_providers")
+            for plugin, provider in self._providers:
+                self._record(plugin).contribute("resources", provider.prefix)
+        return [p for _, p in self._providers]
+
+    def prompts(self) -> dict[str, PromptSpec]:
+        """Every prompt by name, conflicts dropped."""
+        if self._prompts is None:
+            found: dict[str, tuple[str, PromptSpec]] = {}
+            for plugin, spec in self._collect("pm_register_prompts"):
+                if spec.name in found:
+                    self._conflict("prompt", spec.name, found[spec.name][0], plugin)
+                    continue
+                found[spec.name] = (plugin, spec)
+                self._record(plugin).contribute("prompts", spec.name)
+            self._prompts = found
+        return {name: spec for name, (_, spec) in self._prompts.items()}
+
+    def protocol_extensions(self) -> list[ProtocolExtension]:
+        """Every protocol extension."""
+        if self._extensions is None:
+            self._extensions = self._collect("pm_protocol_extensions")
+            for plugin, ext in self._extensions:
+                self._record(plugin).contribute("protocol_extensions", ext.identifier)
+        return [e for _, e in self._extensions]
+
+    def skill_origins(self, workspace: Path | None) -> list[SkillOrigin]:
+        """Every skill origin for ``workspace``."""
+        found = self._collect("pm_skill_origins", workspace=workspace)
+        for plugin, origin in found:
+            names = self._record(plugin).contributions.setdefault("skill_origins", [])
+            if origin.name not in names:
+                names.append(origin.name)
+        return [o for _, o in found]
+
+    def describe_contributions(self, workspace: Path | None = None) -> None:
+        """Run every collection hook once so records list all contributions."""
+        self.commands()
+        self.tools()
+        self.resource_providers()
+        self.prompts()
+        self.protocol_extensions()
+        self.skill_origins(workspace)
+
+    # --- per-request hooks --------------------------------------------------
+
+    def catalog(self, contracts: WorkspaceContracts) -> list[ToolDescriptor]:
+        """Every tool projected for the workspace, with its command's tier."""
+        commands = self.commands()
+        out: list[ToolDescriptor] = []
+        for spec in self.tools().values():
+            command = commands.get(spec.command)
+            tier = command.tier if command else "full"
+            family = command.family if command else spec.family
+            out.append(
+                ToolDescriptor(
+                    name=spec.name,
+                    description=spec.description,
+                    input_schema=spec.input_schema(contracts),
+                    command=spec.command,
+                    tier=tier,
+                    family=family,
+                )
+            )
+        out.sort(key=lambda d: d.name)
+        return out
+
+    def select_tools(
+        self, catalog: Sequence[ToolDescriptor], request: RequestContext, purpose: str
+    ) -> list[ToolDescriptor]:
+        """The tools this request may list or call (``purpose``)."""
+        result = self._pm.hook.pm_select_tools(catalog=catalog, request=request, purpose=purpose)
+        return list(catalog if result is None else result)
+
+    def decorate_tools(
+        self, tools: Sequence[ToolDescriptor], request: RequestContext
+    ) -> list[ToolDescriptor]:
+        """Listed tools with per-request ``_meta`` added by decorators."""
+        result = self._pm.hook.pm_decorate_tools(tools=tools, request=request)
+        return list(tools if result is None else result)
+
+    def call_firstresult(self, hook_name: str, **kwargs: Any) -> Any:
+        """Call a plugin-published ``firstresult`` hook by name (for plugin hookspecs)."""
+        return getattr(self._pm.hook, hook_name)(**kwargs)
+
+    def add_hookspecs(self, module: object) -> None:
+        """Let a plugin publish hookspecs of its own (call before loading others)."""
+        self._pm.add_hookspecs(module)
+
+
+def build_host(
+    env: Mapping[str, str] | None = None,
+    *,
+    plugins: Sequence[tuple[str, object]] = (),
+    entry_points: bool = True,
+) -> Host:
+    """Build a host: entry-point plugins (built-in and installed), plus ``plugins``.
+
+    ``plugins`` are extra ``(name, object)`` pairs registered as local plugins;
+    tests use them through :mod:`pm_core.testing`.
+    """
+    settings = HostSettings.from_env(os.environ if env is None else env)
+    host = Host(settings)
+    sources: list[PluginSource] = []
+    from pm_core import defaults  # the core's own default hook implementations
+
+    sources.append(PluginSource("pm_core.defaults", "builtin", _version(), lambda: defaults))
+    if entry_points:
+        sources.extend(_entry_point_sources())
+    for name, obj in plugins:
+        sources.append(PluginSource(name, "local", "", (lambda o=obj: o)))
+    host.load(sources)
+    return host
+
+
+def _version() -> str:
+    from pm_core import __version__
+
+    return __version__
