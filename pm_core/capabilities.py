@@ -35,7 +35,12 @@ _TABLE: tuple[tuple[str, Tier, str, str], ...] = (
     ("events", "standard", "history", "Recent history events across the tracker."),
     ("files", "standard", "evidence", "Link or unlink files."),
     ("focus", "standard", "orientation", "Set, show or clear the session focus item."),
-    ("graph", "standard", "graph", "Graph analyses: ancestors, descendants, blockers, paths, cycles."),
+    (
+        "graph",
+        "standard",
+        "graph",
+        "Graph analyses: ancestors, descendants, blockers, paths, cycles.",
+    ),
     ("health", "standard", "assurance", "Workspace health checks with remediation."),
     ("learnings", "standard", "evidence", "List or add learnings."),
     ("notes", "standard", "evidence", "List or add notes."),

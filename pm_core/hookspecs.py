@@ -1,3 +1,4 @@
+# mypy: disable-error-code="empty-body"
 """The pm plugin contract: one documented hookspec per concern.
 
 Every hook is called with keyword arguments. Implementations may accept fewer

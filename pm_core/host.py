@@ -347,7 +347,7 @@ class Host:
         """Call a plugin-published ``firstresult`` hook by name (for plugin hookspecs)."""
         return getattr(self._pm.hook, hook_name)(**kwargs)
 
-    def add_hookspecs(self, module: object) -> None:
+    def add_hookspecs(self, module: ModuleType | type) -> None:
         """Let a plugin publish hookspecs of its own (call before loading others)."""
         self._pm.add_hookspecs(module)
 
@@ -372,9 +372,13 @@ def build_host(
     if entry_points:
         sources.extend(_entry_point_sources())
     for name, obj in plugins:
-        sources.append(PluginSource(name, "local", "", (lambda o=obj: o)))
+        sources.append(PluginSource(name, "local", "", _constant(obj)))
     host.load(sources)
     return host
+
+
+def _constant(obj: object) -> Callable[[], object]:
+    return lambda: obj
 
 
 def _version() -> str:

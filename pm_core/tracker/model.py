@@ -172,14 +172,6 @@ BOOL_FIELDS: frozenset[str] = frozenset({"regression"})
 Entry = dict[str, Any]
 
 
-def _opt_str() -> Any:
-    return attrs.field(default=None)
-
-
-def _entries() -> Any:
-    return attrs.field(factory=list)
-
-
 @attrs.define(slots=True, eq=True)
 class Item:
     """One work item. Field names and order follow the on-disk format."""
@@ -193,63 +185,63 @@ class Item:
     tags: list[str] = attrs.field(factory=list)
     created_at: str = ""
     updated_at: str = ""
-    assignee: str | None = _opt_str()
-    claim_principal: str | None = _opt_str()
-    claim_expires_at: str | None = _opt_str()
-    author: str | None = _opt_str()
-    closed_at: str | None = _opt_str()
-    completed_at: str | None = _opt_str()
-    close_reason: str | None = _opt_str()
-    duplicate_of: str | None = _opt_str()
-    resolution: str | None = _opt_str()
-    expected_result: str | None = _opt_str()
-    actual_result: str | None = _opt_str()
-    deadline: str | None = _opt_str()
+    assignee: str | None = None
+    claim_principal: str | None = None
+    claim_expires_at: str | None = None
+    author: str | None = None
+    closed_at: str | None = None
+    completed_at: str | None = None
+    close_reason: str | None = None
+    duplicate_of: str | None = None
+    resolution: str | None = None
+    expected_result: str | None = None
+    actual_result: str | None = None
+    deadline: str | None = None
     estimated_minutes: int | None = None
-    acceptance_criteria: str | None = _opt_str()
-    definition_of_ready: str | None = _opt_str()
+    acceptance_criteria: str | None = None
+    definition_of_ready: str | None = None
     order: int | None = None
-    goal: str | None = _opt_str()
-    objective: str | None = _opt_str()
-    value: str | None = _opt_str()
-    impact: str | None = _opt_str()
-    outcome: str | None = _opt_str()
-    why_now: str | None = _opt_str()
-    parent: str | None = _opt_str()
-    reviewer: str | None = _opt_str()
-    risk: str | None = _opt_str()
+    goal: str | None = None
+    objective: str | None = None
+    value: str | None = None
+    impact: str | None = None
+    outcome: str | None = None
+    why_now: str | None = None
+    parent: str | None = None
+    reviewer: str | None = None
+    risk: str | None = None
     confidence: int | str | None = None
-    sprint: str | None = _opt_str()
-    release: str | None = _opt_str()
-    blocked_by: str | None = _opt_str()
-    blocked_reason: str | None = _opt_str()
-    unblock_note: str | None = _opt_str()
-    design: str | None = _opt_str()
-    external_ref: str | None = _opt_str()
+    sprint: str | None = None
+    release: str | None = None
+    blocked_by: str | None = None
+    blocked_reason: str | None = None
+    unblock_note: str | None = None
+    design: str | None = None
+    external_ref: str | None = None
     type_options: Any = None
     pm_format_version: Any = None
-    reporter: str | None = _opt_str()
-    severity: str | None = _opt_str()
-    environment: str | None = _opt_str()
-    repro_steps: str | None = _opt_str()
-    affected_version: str | None = _opt_str()
-    fixed_version: str | None = _opt_str()
-    component: str | None = _opt_str()
+    reporter: str | None = None
+    severity: str | None = None
+    environment: str | None = None
+    repro_steps: str | None = None
+    affected_version: str | None = None
+    fixed_version: str | None = None
+    component: str | None = None
     regression: bool | None = None
-    customer_impact: str | None = _opt_str()
-    dependencies: list[Entry] = _entries()
-    comments: list[Entry] = _entries()
-    notes: list[Entry] = _entries()
-    learnings: list[Entry] = _entries()
-    files: list[Entry] = _entries()
-    docs: list[Entry] = _entries()
-    tests: list[Entry] = _entries()
-    test_runs: list[Entry] = _entries()
-    reminders: list[Entry] = _entries()
-    events: list[Entry] = _entries()
-    plan_status: str | None = _opt_str()
-    plan_steps: list[Entry] = _entries()
-    plan_decisions: list[Entry] = _entries()
+    customer_impact: str | None = None
+    dependencies: list[Entry] = attrs.field(factory=list)
+    comments: list[Entry] = attrs.field(factory=list)
+    notes: list[Entry] = attrs.field(factory=list)
+    learnings: list[Entry] = attrs.field(factory=list)
+    files: list[Entry] = attrs.field(factory=list)
+    docs: list[Entry] = attrs.field(factory=list)
+    tests: list[Entry] = attrs.field(factory=list)
+    test_runs: list[Entry] = attrs.field(factory=list)
+    reminders: list[Entry] = attrs.field(factory=list)
+    events: list[Entry] = attrs.field(factory=list)
+    plan_status: str | None = None
+    plan_steps: list[Entry] = attrs.field(factory=list)
+    plan_decisions: list[Entry] = attrs.field(factory=list)
     plan_validation: Any = None
     body: str = ""
     #: Custom and unknown keys, in file order, with the known key they followed.

@@ -1,0 +1,232 @@
+"""Append-only history: ``history/<id>.jsonl``, one JSON object per mutation.
+
+Each entry: ``ts, author, op, patch`` (RFC 6902 against ``{metadata, body}``),
+``before_hash, after_hash`` (SHA-256 of the canonical JSON), optional
+``message``. Replaying the patches from an empty document rebuilds any version;
+the hashes make the chain checkable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pm_core.tracker.errors import CorruptItemError, NotFoundError, UsageError
+from pm_core.tracker.model import Item, document_hash
+
+EMPTY_DOCUMENT: dict[str, Any] = {"metadata": {}, "body": ""}
+
+
+def item_document(item: Item | None) -> dict[str, Any]:
+    """The ``{metadata, body}`` document history patches apply to."""
+    if item is None:
+        return {"metadata": {}, "body": ""}
+    return {"metadata": item.metadata(), "body": item.body}
+
+
+def make_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """An RFC 6902 patch turning ``before`` into ``after``."""
+    import jsonpatch
+
+    ops: list[dict[str, Any]] = jsonpatch.make_patch(before, after).patch
+    return ops
+
+
+def apply_patch(document: dict[str, Any], patch: list[dict[str, Any]]) -> dict[str, Any]:
+    """Apply an RFC 6902 patch, returning a new document."""
+    import jsonpatch
+
+    result: dict[str, Any] = jsonpatch.apply_patch(document, patch, in_place=False)
+    return result
+
+
+@attrs.frozen(slots=True)
+class HistoryEntry:
+    """One line of an item's history."""
+
+    ts: str
+    author: str
+    op: str
+    patch: list[dict[str, Any]]
+    before_hash: str
+    after_hash: str
+    message: str | None = None
+    extra: dict[str, Any] = attrs.field(factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object written to the file."""
+        out: dict[str, Any] = {
+            "ts": self.ts,
+            "author": self.author,
+            "op": self.op,
+            "patch": self.patch,
+            "before_hash": self.before_hash,
+            "after_hash": self.after_hash,
+        }
+        if self.message:
+            out["message"] = self.message
+        out.update(self.extra)
+        return out
+
+
+_KNOWN = ("ts", "author", "op", "patch", "before_hash", "after_hash", "message")
+
+
+def parse_entry(line: str, where: str) -> HistoryEntry:
+    """Parse one history line; CorruptItemError naming the line on failure."""
+    try:
+        raw = json.loads(line)
+    except ValueError as exc:
+        raise CorruptItemError(f"{where}: not JSON ({exc})") from None
+    if not isinstance(raw, dict):
+        raise CorruptItemError(f"{where}: entry is not a JSON object")
+    missing = [k for k in ("ts", "op", "patch") if k not in raw]
+    if missing:
+        raise CorruptItemError(f"{where}: entry lacks {', '.join(missing)}")
+    patch = raw["patch"]
+    if not isinstance(patch, list) or not all(isinstance(p, dict) for p in patch):
+        raise CorruptItemError(f"{where}: patch is not a list of operations")
+    return HistoryEntry(
+        ts=str(raw["ts"]),
+        author=str(raw.get("author", "unknown")),
+        op=str(raw["op"]),
+        patch=patch,
+        before_hash=str(raw.get("before_hash", "")),
+        after_hash=str(raw.get("after_hash", "")),
+        message=raw.get("message"),
+        extra={k: v for k, v in raw.items() if k not in _KNOWN},
+    )
+
+
+def history_path(history_dir: Path, item_id: str) -> Path:
+    """``history/<id>.jsonl``."""
+    return history_dir / f"{item_id}.jsonl"
+
+
+def append_entry(history_dir: Path, item_id: str, entry: HistoryEntry) -> None:
+    """Append one entry with a single write, then fsync."""
+    history_dir.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(entry.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    fd = os.open(history_path(history_dir, item_id), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_entries(history_dir: Path, item_id: str) -> list[HistoryEntry]:
+    """Every entry of an item's history, oldest first."""
+    return list(iter_entries(history_dir, item_id))
+
+
+def iter_entries(history_dir: Path, item_id: str) -> Iterator[HistoryEntry]:
+    """Iterate an item's history; a torn last line (crash mid-append) is an error."""
+    path = history_path(history_dir, item_id)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield parse_entry(line, f"history/{item_id}.jsonl line {number}")
+
+
+def build_entry(
+    *,
+    ts: str,
+    author: str,
+    op: str,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    message: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> HistoryEntry:
+    """An entry recording the change from ``before`` to ``after``."""
+    return HistoryEntry(
+        ts=ts,
+        author=author,
+        op=op,
+        patch=make_patch(before, after),
+        before_hash=document_hash(before),
+        after_hash=document_hash(after),
+        message=message,
+        extra=extra or {},
+    )
+
+
+def replay(entries: list[HistoryEntry], upto: int | None = None) -> dict[str, Any]:
+    """The document after applying the first ``upto`` entries (all when None)."""
+    document = {"metadata": {}, "body": ""}
+    for entry in entries[: len(entries) if upto is None else upto]:
+        document = apply_patch(document, entry.patch)
+    return document
+
+
+@attrs.frozen(slots=True)
+class ChainReport:
+    """The result of checking one item's history chain."""
+
+    ok: bool
+    entries: int
+    problems: tuple[str, ...] = ()
+
+
+def verify_chain(entries: list[HistoryEntry], current_hash: str | None) -> ChainReport:
+    """Check the hash chain and that replay reproduces the current item."""
+    problems: list[str] = []
+    document = {"metadata": {}, "body": ""}
+    previous = document_hash(document)
+    for number, entry in enumerate(entries, start=1):
+        if entry.before_hash and entry.before_hash != previous and entry.op != "create":
+            problems.append(f"entry {number} ({entry.op}) does not follow entry {number - 1}")
+        try:
+            document = apply_patch(document, entry.patch)
+        except Exception as exc:
+            problems.append(f"entry {number} ({entry.op}) patch does not apply: {exc}")
+            break
+        actual = document_hash(document)
+        if entry.after_hash and entry.after_hash != actual:
+            problems.append(f"entry {number} ({entry.op}) after_hash does not match its replay")
+            actual = entry.after_hash
+        previous = actual
+    if current_hash is not None and entries and previous != current_hash:
+        problems.append("item file differs from the state its history records (edited by hand?)")
+    return ChainReport(ok=not problems, entries=len(entries), problems=tuple(problems))
+
+
+def version_index(entries: list[HistoryEntry], ref: str) -> int:
+    """How many entries make the version named by ``ref`` (1-based number or timestamp)."""
+    if not entries:
+        raise NotFoundError("no history to restore from")
+    text = ref.strip()
+    if text.isdigit():
+        number = int(text)
+        if not 1 <= number <= len(entries):
+            raise UsageError(
+                f"version {number} does not exist", hint=f"versions run from 1 to {len(entries)}"
+            )
+        return number
+    from pm_core.tracker.clock import parse_iso
+
+    try:
+        moment = parse_iso(text)
+    except ValueError:
+        raise UsageError(
+            f"invalid version {ref!r}", hint="pass a version number or an ISO timestamp"
+        ) from None
+    count = 0
+    for entry in entries:
+        try:
+            if parse_iso(entry.ts) <= moment:
+                count += 1
+        except ValueError:
+            continue
+    if count == 0:
+        raise UsageError(f"no version at or before {ref}", hint=f"the first is {entries[0].ts}")
+    return count

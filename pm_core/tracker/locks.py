@@ -1,0 +1,151 @@
+"""Item locks: ``locks/<id>.lock`` created exclusively, with a TTL.
+
+A lock file holds ``{id, pid, owner, created_at, ttl_seconds}``. Waiting is
+bounded with backoff; a lock whose holder process is gone (same host) or whose
+TTL has passed is stale and taken over. A live holder past the wait is a
+conflict naming the holder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pm_core.tracker.clock import now_iso, parse_iso
+from pm_core.tracker.errors import ConflictError
+
+DEFAULT_TTL_SECONDS = 1800
+DEFAULT_WAIT_MS = 3000
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_lock(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def lock_is_stale(info: dict[str, Any], path: Path) -> bool:
+    """A lock is stale when expired, unreadable and old, or held by a dead local process."""
+    try:
+        created = parse_iso(str(info["created_at"])).timestamp()
+        ttl = float(info.get("ttl_seconds", DEFAULT_TTL_SECONDS))
+    except (KeyError, ValueError, TypeError):
+        # Unreadable or half-written: stale once it is older than a few seconds.
+        try:
+            return time.time() - path.stat().st_mtime > 5
+        except FileNotFoundError:
+            return True
+    if time.time() > created + ttl:
+        return True
+    host = info.get("host")
+    if host in (None, socket.gethostname()):
+        try:
+            return not _pid_alive(int(info.get("pid", 0)))
+        except (TypeError, ValueError):
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def item_lock(
+    locks_dir: Path,
+    item_id: str,
+    owner: str,
+    *,
+    ttl_seconds: int = DEFAULT_TTL_SECONDS,
+    wait_ms: int = DEFAULT_WAIT_MS,
+) -> Iterator[Path]:
+    """Hold ``locks/<item_id>.lock`` for the duration of the block."""
+    locks_dir.mkdir(parents=True, exist_ok=True)
+    path = locks_dir / f"{item_id}.lock"
+    payload = json.dumps(
+        {
+            "id": item_id,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "owner": owner,
+            "created_at": now_iso(),
+            "ttl_seconds": ttl_seconds,
+        }
+    ).encode("utf-8")
+    deadline = time.monotonic() + wait_ms / 1000
+    delay = 0.025
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            info = _read_lock(path)
+            if info is None:
+                continue  # released between our attempt and the read
+            if lock_is_stale(info, path):
+                _take_over(path, info)
+                continue
+            if time.monotonic() >= deadline:
+                holder = info.get("owner", "unknown")
+                pid = info.get("pid", "?")
+                raise ConflictError(
+                    f"{item_id} is locked by {holder} (pid {pid}) since "
+                    f"{info.get('created_at', '?')}",
+                    hint="retry when that process finishes; a dead holder's lock is taken over "
+                    f"automatically after its TTL ({info.get('ttl_seconds', ttl_seconds)} s)",
+                    details={"lock": info},
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+            continue
+        try:
+            os.write(fd, payload)
+        finally:
+            os.close(fd)
+        break
+    try:
+        yield path
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            current = _read_lock(path)
+            if current is not None and current.get("pid") == os.getpid():
+                path.unlink()
+
+
+def _take_over(path: Path, seen: dict[str, Any]) -> None:
+    """Remove a stale lock, but only if it is still the one we judged stale."""
+    # Rename first so two processes cannot both remove a fresh lock taken in between.
+    grave = path.with_name(f"{path.name}.stale.{os.getpid()}.{time.monotonic_ns()}")
+    try:
+        os.rename(path, grave)
+    except FileNotFoundError:
+        return
+    current = _read_lock(grave)
+    if current not in (seen, None) and current != {} and not lock_is_stale(current or {}, grave):
+        # Someone re-took the lock after we read it: put it back.
+        with contextlib.suppress(OSError):
+            os.link(grave, path)
+    with contextlib.suppress(FileNotFoundError):
+        grave.unlink()
+
+
+def lock_holder(locks_dir: Path, item_id: str) -> dict[str, Any] | None:
+    """The current lock record of an item, if any."""
+    return _read_lock(locks_dir / f"{item_id}.lock")
