@@ -80,7 +80,10 @@ class RequestContext:
     protocol_version: str = ""
     extensions: Mapping[str, Any] = attrs.field(factory=dict)
     client_name: str | None = None
+    #: The server's tool profile (``PM_MCP_PROFILE``) and, for ``custom``, the
+    #: exact allowlist (``PM_MCP_TOOLS``).
     profile: str = "core"
+    tool_allowlist: tuple[str, ...] | None = None
     workspace: Path | None = None
 
     def extension(self, identifier: str) -> Mapping[str, Any] | None:
@@ -134,6 +137,26 @@ class CommandSpec:
     handler: Callable[..., Any] | None = None
     examples: tuple[str, ...] = ()
     builtin: bool = False
+
+
+@attrs.frozen(slots=True)
+class ToolResult:
+    """A tool handler's result with warnings (e.g. an argument that may be ignored).
+
+    Handlers may also return a plain JSON value; failures raise
+    :class:`pm_core.tracker.errors.PmError` (its exit code becomes the result's
+    ``code``).
+    """
+
+    result: Any
+    warnings: tuple[str, ...] = ()
+
+
+class ConfigurationError(Exception):
+    """A server configuration that cannot work (unknown profile, empty allowlist).
+
+    ``pm-mcp`` exits 64 at start-up with this message.
+    """
 
 
 ToolHandler = Callable[[ToolContext, Mapping[str, Any]], Any]
