@@ -1,0 +1,47 @@
+"""The security envelope of the skill loader, in one place.
+
+Per skill the numbers are the draft's (512 files, 16 MiB in total), plus a
+16 MiB cap per file; per origin at most 100 candidate skill directories and
+32 MiB of retained bodies. Every count and byte budget is checked from
+``lstat`` metadata before a single body is read, so a hostile workspace can
+make the loader reject, never allocate past these figures.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+MIB: Final = 1024 * 1024
+
+#: Files per skill, ``SKILL.md`` included (draft limit).
+MAX_FILES_PER_SKILL: Final = 512
+#: Sub-directories walked per skill; bounds the walk of a tree of empty dirs.
+MAX_DIRS_PER_SKILL: Final = 512
+#: Bytes of one file.
+MAX_FILE_BYTES: Final = 16 * MIB
+#: Bytes summed over one skill's files (draft limit).
+MAX_SKILL_BYTES: Final = 16 * MIB
+#: Candidate skill directories loaded from one origin; the rest are rejected.
+MAX_SKILLS_PER_ORIGIN: Final = 100
+#: Bytes retained across all skills of one origin.
+MAX_ORIGIN_BYTES: Final = 32 * MIB
+#: Bytes of YAML between the ``---`` fences of ``SKILL.md``.
+MAX_FRONTMATTER_BYTES: Final = 64 * 1024
+#: Agent Skills: 1-64 chars of ``a-z0-9``, single hyphens inside.
+MAX_NAME_LENGTH: Final = 64
+MAX_DESCRIPTION_LENGTH: Final = 1024
+NAME_PATTERN: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+class SkillRejected(Exception):
+    """A skill (or an origin's surplus) was refused; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def valid_skill_name(name: str) -> bool:
+    """Whether ``name`` satisfies the Agent Skills naming rule."""
+    return len(name) <= MAX_NAME_LENGTH and NAME_PATTERN.fullmatch(name) is not None
