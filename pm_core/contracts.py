@@ -37,6 +37,21 @@ FAMILIES: tuple[str, ...] = (
 )
 
 
+#: The tier each MCP tool profile advertises up to (``custom`` is an exact
+#: allowlist, so every non-internal tier is reachable through it).
+PROFILE_TIERS: Mapping[str, Tier] = {
+    "core": "core",
+    "standard": "standard",
+    "full": "full",
+    "custom": "full",
+}
+
+
+def profile_tier(profile: str) -> Tier:
+    """The tier a profile advertises up to; unknown profiles see only ``core``."""
+    return PROFILE_TIERS.get(profile, "core")
+
+
 def tier_includes(profile_tier: str, command_tier: str) -> bool:
     """Whether a profile at ``profile_tier`` advertises a command at ``command_tier``."""
     if command_tier == "internal":
@@ -161,6 +176,10 @@ class ConfigurationError(Exception):
 
 ToolHandler = Callable[[ToolContext, Mapping[str, Any]], Any]
 SchemaBuilder = Callable[[WorkspaceContracts], Mapping[str, Any]]
+#: A per-request schema projection: workspace contracts, every command, the request.
+RequestSchemaBuilder = Callable[
+    [WorkspaceContracts, Mapping[str, CommandSpec], RequestContext], Mapping[str, Any]
+]
 
 
 @attrs.frozen(slots=True)
@@ -173,6 +192,9 @@ class ToolSpec:
     input_schema: SchemaBuilder
     handler: ToolHandler
     family: str = "orientation"
+    #: When set, listing for a request uses this instead of ``input_schema``
+    #: (``pm_run``'s action enum depends on the request's profile tier).
+    request_schema: RequestSchemaBuilder | None = None
 
 
 @attrs.frozen(slots=True)
