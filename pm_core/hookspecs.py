@@ -9,7 +9,7 @@ step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,13 +98,18 @@ def pm_protocol_extensions() -> Sequence[ProtocolExtension]:
 
 @hookspec(firstresult=True)
 def pm_select_tools(
-    catalog: Sequence[ToolDescriptor], request: RequestContext, purpose: str
+    catalog: Sequence[ToolDescriptor],
+    request: RequestContext,
+    purpose: str,
+    commands: Mapping[str, CommandSpec],
 ) -> Sequence[ToolDescriptor] | None:
     """Choose the tools this request may see (``purpose="list"``) or call
     (``purpose="call"``).
 
     Called for every ``tools/list`` and ``tools/call``. ``catalog`` is every
-    registered tool, projected for the workspace. Stops at the first non-None
+    registered tool, projected for the workspace; ``commands`` is every
+    registered command (an extension command at a visible tier makes
+    ``pm_run`` part of the core and standard profiles). Stops at the first non-None
     result; the ``profiles`` plugin answers (``trylast``). A plugin that narrows
     the listed set further (progressive discovery) implements this hook as a
     ``wrapper=True`` and changes the result it receives when ``purpose`` is

@@ -308,19 +308,27 @@ class Host:
 
     # --- per-request hooks --------------------------------------------------
 
-    def catalog(self, contracts: WorkspaceContracts) -> list[ToolDescriptor]:
-        """Every tool projected for the workspace, with its command's tier."""
+    def catalog(
+        self, contracts: WorkspaceContracts, request: RequestContext | None = None
+    ) -> list[ToolDescriptor]:
+        """Every tool projected for the workspace (and, when given, the request)."""
         commands = self.commands()
         out: list[ToolDescriptor] = []
         for spec in self.tools().values():
             command = commands.get(spec.command)
             tier = command.tier if command else "full"
             family = command.family if command else spec.family
+            refine = spec.request_schema
+            schema = (
+                refine(contracts, commands, request)
+                if refine is not None and request is not None
+                else spec.input_schema(contracts)
+            )
             out.append(
                 ToolDescriptor(
                     name=spec.name,
                     description=spec.description,
-                    input_schema=spec.input_schema(contracts),
+                    input_schema=schema,
                     command=spec.command,
                     tier=tier,
                     family=family,
@@ -333,7 +341,9 @@ class Host:
         self, catalog: Sequence[ToolDescriptor], request: RequestContext, purpose: str
     ) -> list[ToolDescriptor]:
         """The tools this request may list or call (``purpose``)."""
-        result = self._pm.hook.pm_select_tools(catalog=catalog, request=request, purpose=purpose)
+        result = self._pm.hook.pm_select_tools(
+            catalog=catalog, request=request, purpose=purpose, commands=self.commands()
+        )
         return list(catalog if result is None else result)
 
     def decorate_tools(
