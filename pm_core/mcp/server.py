@@ -1,0 +1,461 @@
+"""``pm-mcp``: a thin adapter from the MCP SDK's low-level ``Server`` to the host.
+
+Each request becomes a :class:`~pm_core.contracts.RequestContext` (era,
+version, the client's extensions *for this request*), then a host call, then
+wire objects. Business rules live in the tracker SDK and the plugins; this
+module only translates. See DESIGN.md, "One request through pm-mcp".
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+import mcp.types as types
+import structlog
+from mcp import MCPError
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from pydantic import ValidationError
+
+from pm_core import __version__
+from pm_core.contracts import (
+    ProtocolError,
+    RequestContext,
+    ServeContext,
+    SkillOrigin,
+    ToolContext,
+    ToolDescriptor,
+    ToolResult,
+)
+from pm_core.host import Host
+from pm_core.tracker.api import Tracker
+from pm_core.tracker.errors import PmError
+
+log = structlog.get_logger("pm.mcp")
+
+MODERN_VERSIONS = ("2026-07-28",)
+HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18")
+#: Tool-level usage errors (unselected tool, bad discovery input) carry this code.
+USAGE_CODE = 64
+RESOURCE_NOT_FOUND = -32002
+POINTER_TEXT = (
+    "The canonical result is structuredContent.result (negotiated "
+    "progressive discovery); this text carries no other data."
+)
+INSTRUCTIONS = (
+    "pm is this repository's project tracker. Start with pm_context or pm_next, "
+    "claim before you work (pm_claim), record evidence (pm_comments, pm_files, "
+    "pm_test) and close with a reason (pm_close)."
+)
+
+
+@attrs.define(slots=True)
+class ServerConfig:
+    """What ``pm-mcp`` was started with."""
+
+    root: Path
+    profile: str = "core"
+    tool_allowlist: tuple[str, ...] | None = None
+    author: str | None = None
+    env: Mapping[str, str] = attrs.field(factory=dict)
+
+
+class PmMcp:
+    """The server: holds the host, the workspace and the low-level SDK server."""
+
+    def __init__(self, host: Host, config: ServerConfig) -> None:
+        self.host = host
+        self.config = config
+        self._skill_origins: list[SkillOrigin] | None = None
+        self.server: Server[Any] = Server(
+            "pm-mcp",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+        )
+        for extension in host.protocol_extensions():
+            self.server.extensions[extension.identifier] = dict(extension.settings)
+            for method in extension.methods:
+                self.server.add_request_handler(
+                    method.method, types.RequestParams, self._extension_handler(method.handler)
+                )
+        self.server.add_request_handler("server/discover", types.RequestParams, self._discover)
+        self.server.middleware.insert(0, self._sanitize_errors)
+        self.server.middleware.append(self._advertise_extensions)
+
+    # ------------------------------------------------------------ per request
+
+    def request_context(self, ctx: ServerRequestContext[Any, Any]) -> RequestContext:
+        """The negotiated facts of this one request."""
+        caps = ctx.session.client_capabilities
+        extensions = dict(caps.extensions or {}) if caps is not None else {}
+        client_name = None
+        params = ctx.session.client_params
+        if params is not None and params.client_info is not None:
+            client_name = params.client_info.name
+        return RequestContext(
+            era="modern" if ctx.protocol_version in MODERN_VERSIONS else "initialize",
+            protocol_version=ctx.protocol_version,
+            extensions=extensions,
+            client_name=client_name,
+            profile=self.config.profile,
+            tool_allowlist=self.config.tool_allowlist,
+            workspace=self.config.root.parent.parent,
+        )
+
+    def tracker(self, args: Mapping[str, Any] | None = None) -> Tracker:
+        """A tracker for this call: the server's root, the call's author."""
+        author = self.config.author
+        root = self.config.root
+        if args:
+            if isinstance(args.get("author"), str) and args["author"].strip():
+                author = args["author"].strip()
+            if isinstance(args.get("path"), str) and args["path"].strip():
+                root = _tracker_root(args["path"])
+        return Tracker(root, author=author, env=self.config.env)
+
+    def skill_origins(self) -> list[SkillOrigin]:
+        """Skill origins for the workspace, collected once per server."""
+        if self._skill_origins is None:
+            self._skill_origins = self.host.skill_origins(self.config.root.parent.parent)
+        return self._skill_origins
+
+    def serve_context(self, request: RequestContext) -> ServeContext:
+        """What resource providers and extension methods receive."""
+        return ServeContext(
+            request=request, tracker=self.tracker(), skill_origins=self.skill_origins
+        )
+
+    def catalog(self, request: RequestContext, tracker: Tracker) -> list[ToolDescriptor]:
+        """Every tool projected from the live workspace contracts."""
+        return self.host.catalog(tracker.schema.contracts(), request=request)
+
+    def check_startup(self) -> None:
+        """Validate the profile configuration (raises ConfigurationError)."""
+        request = RequestContext(
+            profile=self.config.profile, tool_allowlist=self.config.tool_allowlist
+        )
+        tracker = self.tracker()
+        self.host.select_tools(self.catalog(request, tracker), request, "list")
+
+    # ------------------------------------------------------------ tools
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        request = self.request_context(ctx)
+
+        def build() -> list[ToolDescriptor]:
+            tracker = self.tracker()
+            selected = self.host.select_tools(self.catalog(request, tracker), request, "list")
+            return self.host.decorate_tools(selected, request)
+
+        tools = await anyio.to_thread.run_sync(build)
+        return types.ListToolsResult(tools=[wire_tool(t) for t in tools])
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        request = self.request_context(ctx)
+        pointer = self.pointer_results(request)
+        args = dict(params.arguments or {})
+        return await anyio.to_thread.run_sync(
+            lambda: self.call(request, params.name, args, pointer)
+        )
+
+    def call(
+        self, request: RequestContext, name: str, args: dict[str, Any], pointer: bool
+    ) -> types.CallToolResult:
+        """Run one tool call; failures become ``isError`` results with the pm exit code."""
+        try:
+            tracker = self.tracker(args)
+            callable_tools = self.host.select_tools(self.catalog(request, tracker), request, "call")
+            by_name = {t.name: t for t in callable_tools}
+            if name not in by_name:
+                known = name in self.host.tools()
+                why = (
+                    f"tool {name} is not enabled in the {request.profile} profile"
+                    if known
+                    else f"unknown tool {name}"
+                )
+                return error_result(
+                    {
+                        "error": why,
+                        "code": USAGE_CODE,
+                        "hint": "call tools/list for the tools you may use",
+                    },
+                    pointer,
+                )
+            descriptor = by_name[name]
+            warnings = undeclared_arguments(descriptor, args)
+            spec = self.host.tools()[name]
+            tool_ctx = ToolContext(
+                tracker=tracker,
+                request=request,
+                author=tracker.author,
+                tools=tuple(callable_tools),
+                commands=self.host.commands(),
+            )
+            outcome = spec.handler(tool_ctx, args)
+        except PmError as exc:
+            return error_result(exc.to_json(), pointer)
+        except Exception as exc:
+            code = getattr(exc, "code", None)
+            if isinstance(code, int) and not isinstance(exc, MCPError):
+                body = {"error": str(exc), "code": code}
+                details = getattr(exc, "details", None)
+                if details is not None:
+                    body["details"] = details
+                return error_result(body, pointer)
+            log.error("tool_failed", tool=name, error=repr(exc))
+            raise MCPError(types.INTERNAL_ERROR, "Internal error") from None
+        if isinstance(outcome, ToolResult):
+            warnings.extend(outcome.warnings)
+            result = outcome.result
+        else:
+            result = outcome
+        return success_result(result, warnings, pointer)
+
+    def pointer_results(self, request: RequestContext) -> bool:
+        """Whether this request negotiated an extension that wants pointer texts."""
+        return any(
+            ext.pointer_results and request.extension(ext.identifier) is not None
+            for ext in self.host.protocol_extensions()
+            if request.era == "modern"
+        )
+
+    # ------------------------------------------------------------ resources
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        request = self.request_context(ctx)
+
+        def build() -> list[types.Resource]:
+            serve = self.serve_context(request)
+            out: list[types.Resource] = []
+            for provider in self.host.resource_providers():
+                if not provider.gate(request):
+                    continue
+                for entry in provider.list(serve):
+                    out.append(
+                        types.Resource(
+                            uri=entry.uri,
+                            name=entry.name,
+                            mime_type=entry.mime_type,
+                            description=entry.description or None,
+                            _meta=dict(entry.meta) if entry.meta else None,
+                        )
+                    )
+            return out
+
+        return types.ListResourcesResult(resources=await self._run(build))
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        request = self.request_context(ctx)
+        uri = str(params.uri)
+
+        def read() -> types.ReadResourceResult:
+            for provider in self.host.resource_providers():
+                if not uri.startswith(provider.prefix):
+                    continue
+                if not provider.gate(request):
+                    if provider.denied is not None:
+                        raise provider.denied(request)
+                    break
+                content = provider.read(self.serve_context(request), uri)
+                meta = dict(content.meta) if content.meta else None
+                item: types.TextResourceContents | types.BlobResourceContents
+                if content.blob is not None:
+                    item = types.BlobResourceContents(
+                        uri=content.uri, mime_type=content.mime_type, blob=content.blob, _meta=meta
+                    )
+                else:
+                    item = types.TextResourceContents(
+                        uri=content.uri,
+                        mime_type=content.mime_type,
+                        text=content.text or "",
+                        _meta=meta,
+                    )
+                return types.ReadResourceResult(contents=[item])
+            raise ProtocolError(RESOURCE_NOT_FOUND, f"resource not found: {uri}", {"uri": uri})
+
+        result: types.ReadResourceResult = await self._run(read)
+        return result
+
+    # ------------------------------------------------------------ prompts
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        prompts = [
+            types.Prompt(
+                name=spec.name,
+                description=spec.description,
+                arguments=[
+                    types.PromptArgument(
+                        name=a.name, description=a.description, required=a.required
+                    )
+                    for a in spec.arguments
+                ],
+            )
+            for spec in self.host.prompts().values()
+        ]
+        return types.ListPromptsResult(prompts=prompts)
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        spec = self.host.prompts().get(params.name)
+        if spec is None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"unknown prompt {params.name!r}; known: {', '.join(sorted(self.host.prompts()))}",
+            )
+        args = {k: str(v) for k, v in (params.arguments or {}).items()}
+        missing = [
+            a.name for a in spec.arguments if a.required and not args.get(a.name, "").strip()
+        ]
+        if missing:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"prompt {spec.name} is missing required argument(s): {', '.join(missing)}",
+                {"missing": missing},
+            )
+        text = spec.render(args)
+        return types.GetPromptResult(
+            description=spec.description,
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            ],
+        )
+
+    # ------------------------------------------------------------ extensions
+
+    def _extension_handler(self, handler: Any) -> Any:
+        async def run(
+            ctx: ServerRequestContext[Any, Any], params: types.RequestParams
+        ) -> dict[str, Any]:
+            request = self.request_context(ctx)
+            raw = dict(ctx.params or {})
+            raw.pop("_meta", None)
+            result: dict[str, Any] = await self._run(
+                lambda: dict(handler(self.serve_context(request), raw))
+            )
+            return result
+
+        return run
+
+    async def _discover(
+        self, ctx: ServerRequestContext[Any, Any], params: types.RequestParams
+    ) -> types.DiscoverResult:
+        return types.DiscoverResult(
+            supported_versions=[*MODERN_VERSIONS, *HANDSHAKE_VERSIONS],
+            capabilities=self.server.get_capabilities(protocol_version=ctx.protocol_version),
+            instructions=INSTRUCTIONS,
+        )
+
+    async def _run(self, fn: Any) -> Any:
+        """Run blocking SDK work in a thread; ProtocolError becomes a wire error."""
+        try:
+            return await anyio.to_thread.run_sync(fn)
+        except ProtocolError as exc:
+            raise MCPError(exc.code, exc.message, exc.data) from None
+        except PmError as exc:
+            raise MCPError(types.INVALID_PARAMS, exc.message, exc.to_json()) from None
+
+    # ------------------------------------------------------------ middleware
+
+    async def _sanitize_errors(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        """Unexpected exceptions become -32603 without internals (SDK bug: code 0)."""
+        try:
+            return await call_next(ctx)
+        except (MCPError, ValidationError):
+            raise
+        except ProtocolError as exc:
+            raise MCPError(exc.code, exc.message, exc.data) from None
+        except Exception as exc:
+            log.error("request_failed", method=ctx.method, error=repr(exc))
+            raise MCPError(types.INTERNAL_ERROR, "Internal error") from None
+
+    async def _advertise_extensions(
+        self, ctx: ServerRequestContext[Any, Any], call_next: Any
+    ) -> Any:
+        """Put ``capabilities.extensions`` back into ``initialize`` (SDK bug: dropped)."""
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict) and self.server.extensions:
+            caps = result.setdefault("capabilities", {})
+            caps.setdefault("extensions", copy.deepcopy(self.server.extensions))
+        return result
+
+
+def _tracker_root(raw: str) -> Path:
+    path = Path(raw).expanduser()
+    if path.name == "pm" and path.parent.name == ".agents":
+        return path.resolve()
+    return (path / ".agents" / "pm").resolve()
+
+
+def wire_tool(tool: ToolDescriptor) -> types.Tool:
+    """A descriptor as the SDK's Tool model."""
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=dict(tool.input_schema),
+        _meta=dict(tool.meta) if tool.meta else None,
+    )
+
+
+def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[str]:
+    """Warnings for top-level arguments the tool's schema does not declare."""
+    properties = tool.input_schema.get("properties") or {}
+    return [
+        f"argument {key!r} is not declared by {tool.name}; its value may be ignored"
+        for key in args
+        if key not in properties and key != "_meta"
+    ]
+
+
+def estimate_tokens(text: str) -> int:
+    """ceil(bytes / 4), the estimate used throughout pm."""
+    return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def success_result(result: Any, warnings: Sequence[str], pointer: bool) -> types.CallToolResult:
+    """``structuredContent: {result, warnings?}`` plus JSON text (or a pointer)."""
+    structured: dict[str, Any] = {"result": result}
+    if warnings:
+        structured["warnings"] = list(warnings)
+    text = POINTER_TEXT if pointer else _dump(structured if warnings else result)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def error_result(body: Mapping[str, Any], pointer: bool) -> types.CallToolResult:
+    """A tool failure as an ``isError`` result carrying the pm exit code."""
+    structured = {"result": None, **body}
+    text = POINTER_TEXT if pointer else _dump(dict(body))
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=True,
+    )

@@ -1,0 +1,164 @@
+"""The stdio transport: newline-delimited JSON-RPC on stdin/stdout.
+
+Differs from the SDK's ``stdio_server`` in three ways a tracker needs:
+
+- a line that is not JSON, or not a JSON-RPC message, gets a JSON-RPC error
+  response (-32700 / -32600) instead of silence, and serving goes on;
+- a line over the size cap is answered with -32600 and discarded unread;
+- at end of input, requests already received are answered before exit.
+
+While serving, fd 1 points at stderr so stray output never corrupts the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, BinaryIO
+
+import anyio
+import anyio.abc
+import mcp_types
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+
+DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024
+DRAIN_SECONDS = 30.0
+
+
+def _error_line(request_id: Any, code: int, message: str) -> bytes:
+    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return (json.dumps(body, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _request_id(line: bytes) -> Any:
+    """The id of a malformed request, when one can be read (else null)."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(value, dict):
+        rid = value.get("id")
+        if isinstance(rid, str | int) and not isinstance(rid, bool):
+            return rid
+    return None
+
+
+class _Wire:
+    """The private stdout: one lock so frames never interleave."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        with self.lock:
+            self.out.write(data)
+            self.out.flush()
+
+
+def _read_lines(stream: BinaryIO, limit: int) -> Any:
+    """Yield (line, too_long) pairs; an over-long line is skipped to its newline."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while True:
+                rest = stream.readline(65536)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield b"", True
+            continue
+        yield line, False
+
+
+@asynccontextmanager
+async def stdio_transport(
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Streams for ``Server.run`` over this process's stdin and stdout."""
+    wire_fd = os.dup(1)
+    os.dup2(2, 1)  # stray prints now go to stderr
+    sys.stdout = os.fdopen(os.dup(2), "w", buffering=1)
+    wire = _Wire(os.fdopen(wire_fd, "wb", buffering=0))
+    stdin_buffered: BinaryIO = os.fdopen(os.dup(0), "rb")
+
+    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+    write_stream, write_reader = create_context_streams[SessionMessage](0)
+    pending: set[Any] = set()
+    drained = anyio.Event()
+    eof = False
+
+    def settle() -> None:
+        if eof and not pending:
+            drained.set()
+
+    async def reader() -> None:
+        nonlocal eof
+        async with read_writer:
+            lines = _read_lines(stdin_buffered, max_line_bytes)
+            while True:
+                item = await anyio.to_thread.run_sync(
+                    lambda: next(lines, None), abandon_on_cancel=True
+                )
+                if item is None:
+                    break
+                line, too_long = item
+                if too_long:
+                    wire.write(
+                        _error_line(
+                            None, -32600, f"request exceeds {max_line_bytes} bytes; not read"
+                        )
+                    )
+                    continue
+                if not line.strip():
+                    continue
+                try:
+                    message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception as exc:
+                    try:
+                        json.loads(line)
+                    except (ValueError, RecursionError):
+                        wire.write(_error_line(None, -32700, "Parse error: the line is not JSON"))
+                        continue
+                    rid = _request_id(line)
+                    detail = str(exc).splitlines()[0] if str(exc) else "invalid message"
+                    wire.write(
+                        _error_line(
+                            rid, -32600, f"Invalid Request: not a JSON-RPC 2.0 message ({detail})"
+                        )
+                    )
+                    continue
+                root = getattr(message, "root", message)
+                rid = getattr(root, "id", None)
+                if getattr(root, "method", None) is not None and rid is not None:
+                    pending.add(rid)
+                await read_writer.send(SessionMessage(message))
+            eof = True
+            settle()
+            with anyio.move_on_after(DRAIN_SECONDS):
+                await drained.wait()
+
+    async def writer() -> None:
+        async with write_reader:
+            async for session_message in write_reader:
+                message = session_message.message
+                data = message.model_dump_json(by_alias=True, exclude_unset=True)
+                await anyio.to_thread.run_sync(wire.write, (data + "\n").encode("utf-8"))
+                root = getattr(message, "root", message)
+                if getattr(root, "method", None) is None:
+                    pending.discard(getattr(root, "id", None))  # responses and errors
+                    settle()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            tg.cancel_scope.cancel()
