@@ -75,36 +75,37 @@ DEPENDENCY_ALIASES: Mapping[str, str] = {
     "related_to": "related",
 }
 
-#: The canonical key order of an item file (``body`` is always last).
+#: The canonical key order of an item file, as the TypeScript ``pm`` writes it
+#: (keys it does not know follow in name order; ``body`` is always last).
+#: Matching it exactly is what lets an untouched item re-save byte for byte.
 FIELD_ORDER: tuple[str, ...] = (
-    # core
     "id",
     "title",
     "description",
     "type",
+    "pm_format_version",
+    "type_options",
     "status",
     "priority",
     "tags",
     "created_at",
     "updated_at",
-    # lifecycle
+    "deadline",
+    "reminders",
+    "events",
+    "closed_at",
+    "completed_at",
     "assignee",
     "claim_principal",
     "claim_expires_at",
     "author",
-    "closed_at",
-    "completed_at",
-    "close_reason",
-    "duplicate_of",
-    "resolution",
-    "expected_result",
-    "actual_result",
-    # planning
-    "deadline",
     "estimated_minutes",
     "acceptance_criteria",
+    "design",
+    "external_ref",
     "definition_of_ready",
     "order",
+    # project context
     "goal",
     "objective",
     "value",
@@ -120,15 +121,13 @@ FIELD_ORDER: tuple[str, ...] = (
     "blocked_by",
     "blocked_reason",
     "unblock_note",
-    "design",
-    "external_ref",
-    "type_options",
-    "pm_format_version",
-    # issue
     "reporter",
     "severity",
     "environment",
     "repro_steps",
+    "resolution",
+    "expected_result",
+    "actual_result",
     "affected_version",
     "fixed_version",
     "component",
@@ -140,16 +139,16 @@ FIELD_ORDER: tuple[str, ...] = (
     "notes",
     "learnings",
     "files",
-    "docs",
     "tests",
     "test_runs",
-    "reminders",
-    "events",
+    "docs",
+    "close_reason",
+    "duplicate_of",
     # plan
     "plan_status",
-    "plan_steps",
-    "plan_decisions",
     "plan_validation",
+    "plan_decisions",
+    "plan_steps",
 )
 KNOWN_FIELDS: frozenset[str] = frozenset((*FIELD_ORDER, "body"))
 COLLECTION_FIELDS: tuple[str, ...] = (
@@ -297,9 +296,10 @@ class Item:
                 continue
             out[key] = value
             place_after(key)
-        for key, value in self.extra.items():
-            if key not in placed:
-                out[key] = value
+        # Keys with no anchor (set by this program) go last in name order, as
+        # the TypeScript writer orders keys it does not know.
+        for key in sorted(k for k in self.extra if k not in placed):
+            out[key] = self.extra[key]
         out["body"] = self.body
         return out
 
