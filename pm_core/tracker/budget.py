@@ -1,0 +1,245 @@
+"""Token ceilings for command output: shrink a payload instead of flooding.
+
+A reader (agent or human) asked for a result, not for 40,000 tokens of it. When
+an encoded payload would exceed its ceiling, :func:`fit` degrades it step by
+step (full → compact → brief → summary → counts) and says so in an explicit
+``omitted`` receipt naming how to get the rest. Tokens are estimated as
+``ceil(bytes / 4)`` of the encoded output.
+
+The adapters pass a ``measure`` callable for their wire format (TOON or JSON);
+the rules of what to drop first live here so the CLI and MCP agree.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+#: Degradation levels, in order.
+LEVELS: tuple[str, ...] = ("full", "compact", "brief", "summary", "counts")
+
+#: Default ceilings in estimated tokens: kind -> (TOON, JSON).
+DEFAULT_CEILINGS: Mapping[str, tuple[int, int]] = {
+    "read": (4000, 6000),
+    "mutation": (2000, 3000),
+    "governance": (6000, 9000),
+}
+
+#: Keys kept for list entries at the ``brief`` level.
+BRIEF_KEYS: tuple[str, ...] = (
+    "id",
+    "title",
+    "type",
+    "status",
+    "priority",
+    "assignee",
+    "parent",
+    "score",
+    "reason",
+    "reasons",
+    "ts",
+    "op",
+    "author",
+    "name",
+    "ok",
+    "problems",
+)
+
+#: Receipt key added to a shrunk payload.
+OMITTED_KEY = "omitted"
+
+Measure = Callable[[Any], int]
+
+
+def estimate_tokens(text: str | bytes) -> int:
+    """Estimated tokens of encoded output: ``ceil(bytes / 4)``."""
+    size = len(text.encode("utf-8")) if isinstance(text, str) else len(text)
+    return math.ceil(size / 4)
+
+
+def json_measure(payload: Any) -> int:
+    """Estimated tokens of ``payload`` as compact JSON (the default measure)."""
+    return estimate_tokens(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+
+
+def ceiling(kind: str, fmt: str = "toon", settings: Mapping[str, Any] | None = None) -> int:
+    """The token ceiling for output ``kind`` (read, mutation, governance) in ``fmt``.
+
+    ``settings["output"]["token_budgets"][kind][fmt]`` overrides the default.
+    """
+    toon, js = DEFAULT_CEILINGS.get(kind, DEFAULT_CEILINGS["read"])
+    default = js if fmt == "json" else toon
+    override: Any = None
+    if settings:
+        budgets = (settings.get("output") or {}).get("token_budgets") or {}
+        override = (budgets.get(kind) or {}).get(fmt)
+    if isinstance(override, int) and not isinstance(override, bool) and override > 0:
+        return override
+    return default
+
+
+def fit(
+    payload: Mapping[str, Any],
+    budget_tokens: int | None,
+    *,
+    kind: str = "read",
+    measure: Measure | None = None,
+    recover: str | None = None,
+) -> dict[str, Any]:
+    """``payload`` if it fits ``budget_tokens``, else the fullest smaller form that does.
+
+    Returns a new mapping; the input is never changed. A shrunk result carries
+    ``omitted: {reason, level, omitted_count (rows left out), trimmed_values
+    (fields dropped or shortened), budget_tokens, estimated_tokens, recover}``. ``budget_tokens`` None means unbounded (an explicit ``--limit``
+    or ``--json`` asks for exactly what it names).
+    """
+    measure = measure or json_measure
+    result = dict(payload)
+    if budget_tokens is None:
+        return result
+    full_size = measure(result)
+    if full_size <= budget_tokens:
+        return result
+    hint = recover or _default_recover(kind)
+    primary = _primary_list_key(result)
+    last: dict[str, Any] = result
+    for level in LEVELS[1:]:
+        counter = _Counter()
+        candidate = _shrink(result, level, primary, counter)
+        if level == "summary" and primary is not None:
+            candidate = _fit_primary(candidate, primary, budget_tokens, measure, counter, hint)
+        candidate[OMITTED_KEY] = _receipt(level, counter, budget_tokens, full_size, hint)
+        last = candidate
+        if measure(candidate) <= budget_tokens:
+            return candidate
+    return last
+
+
+class _Counter:
+    """What a shrinking step left out: whole rows, and values dropped or shortened."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.count = 0
+
+
+def _receipt(level: str, counter: _Counter, budget: int, size: int, recover: str) -> dict[str, Any]:
+    return {
+        "reason": "token_budget",
+        "level": level,
+        "omitted_count": counter.rows,
+        "trimmed_values": counter.count,
+        "budget_tokens": budget,
+        "estimated_tokens": size,
+        "recover": recover,
+    }
+
+
+def _default_recover(kind: str) -> str:
+    if kind == "mutation":
+        return "pass --json for the full receipt"
+    return "pass --limit N / --json / --fields a,b for exactly what you need"
+
+
+def _primary_list_key(payload: Mapping[str, Any]) -> str | None:
+    """The longest top-level list of objects (items, hits, entries...)."""
+    best: str | None = None
+    best_len = -1
+    for key, value in payload.items():
+        is_rows = isinstance(value, list) and all(isinstance(v, Mapping) for v in value)
+        if is_rows and value and len(value) > best_len:
+            best, best_len = key, len(value)
+    return best
+
+
+_LIMITS = {"compact": (240, 5), "brief": (120, 3), "summary": (120, 3), "counts": (80, 0)}
+
+
+def _shrink(
+    payload: Mapping[str, Any], level: str, primary: str | None, counter: _Counter
+) -> dict[str, Any]:
+    max_chars, keep = _LIMITS[level]
+    out: dict[str, Any] = {}
+    for key, value in payload.items():
+        if key == primary and isinstance(value, list):
+            if level == "counts":
+                out[key] = []
+                out[f"{key}_count"] = len(value)
+                counter.rows += len(value)
+                continue
+            entries = [_entry(e, level, max_chars, keep, counter) for e in value]
+            out[key] = entries
+        else:
+            out[key] = _value(value, level, max_chars, keep, counter, depth=0)
+    return out
+
+
+def _entry(
+    entry: Mapping[str, Any], level: str, max_chars: int, keep: int, counter: _Counter
+) -> dict[str, Any]:
+    if level in ("brief", "summary") and "id" in entry:
+        kept = {k: entry[k] for k in BRIEF_KEYS if k in entry}
+        counter.count += len(entry) - len(kept)
+        entry = kept
+    return {k: _value(v, level, max_chars, keep, counter, depth=1) for k, v in entry.items()}
+
+
+def _value(value: Any, level: str, max_chars: int, keep: int, counter: _Counter, depth: int) -> Any:
+    if isinstance(value, str):
+        if len(value) > max_chars:
+            counter.count += 1
+            return value[:max_chars] + f"… (+{len(value) - max_chars} chars)"
+        return value
+    if isinstance(value, list):
+        if level == "counts" and value:
+            counter.count += len(value)
+            return {"count": len(value)}
+        if len(value) > keep and value and all(isinstance(v, Mapping) for v in value):
+            # Logs grow at the end: the most recent entries matter most.
+            counter.count += len(value) - keep
+            value = value[-keep:] if keep else []
+        return [_value(v, level, max_chars, keep, counter, depth + 1) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _value(v, level, max_chars, keep, counter, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _fit_primary(
+    payload: dict[str, Any],
+    key: str,
+    budget: int,
+    measure: Measure,
+    counter: _Counter,
+    recover: str,
+) -> dict[str, Any]:
+    """Keep the longest prefix of the primary list that fits (binary search)."""
+    entries: list[Any] = payload[key]
+    low, high = 0, len(entries)
+    while low < high:
+        mid = (low + high + 1) // 2
+        trial = dict(payload)
+        trial[key] = entries[:mid]
+        trial[OMITTED_KEY] = _receipt("summary", counter, budget, 0, recover)
+        if measure(trial) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    counter.rows += len(entries) - low
+    out = dict(payload)
+    out[key] = entries[:low]
+    if low < len(entries):
+        out[f"{key}_omitted"] = len(entries) - low
+    return out
+
+
+def project(record: Mapping[str, Any], fields: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """Only ``fields`` of ``record`` (``id`` always kept), in the order asked."""
+    out: dict[str, Any] = {}
+    if "id" in record:
+        out["id"] = record["id"]
+    for name in fields:
+        if name in record:
+            out[name] = record[name]
+    return out
