@@ -378,7 +378,7 @@ def build_host(
     sources: list[PluginSource] = []
     from pm_core import defaults  # the core's own default hook implementations
 
-    sources.append(PluginSource("pm_core.defaults", "builtin", _version(), lambda: defaults))
+    sources.append(PluginSource("core", "builtin", _version(), lambda: defaults))
     if entry_points:
         sources.extend(_entry_point_sources())
     for name, obj in plugins:
