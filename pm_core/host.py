@@ -314,16 +314,27 @@ class Host:
         """Every tool projected for the workspace (and, when given, the request)."""
         commands = self.commands()
         out: list[ToolDescriptor] = []
-        for spec in self.tools().values():
+        assert self._tools is not None  # filled by self.tools()
+        for name, spec in self.tools().items():
             command = commands.get(spec.command)
             tier = command.tier if command else "full"
             family = command.family if command else spec.family
             refine = spec.request_schema
-            schema = (
-                refine(contracts, commands, request)
-                if refine is not None and request is not None
-                else spec.input_schema(contracts)
-            )
+            try:
+                schema = (
+                    refine(contracts, commands, request)
+                    if refine is not None and request is not None
+                    else spec.input_schema(contracts)
+                )
+            except Exception as exc:
+                # One broken schema builder drops its tool, not the whole list.
+                owner = self._tools[name][0]
+                message = f"schema of tool {name!r} failed: {exc!r}"
+                if message not in self._record(owner).errors:
+                    self._record(owner).fail("error", message)
+                if self.settings.strict:
+                    raise PluginLoadError(f"plugin {owner!r}: {message}") from exc
+                continue
             out.append(
                 ToolDescriptor(
                     name=spec.name,
