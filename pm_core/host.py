@@ -314,8 +314,9 @@ class Host:
         """Every tool projected for the workspace (and, when given, the request)."""
         commands = self.commands()
         out: list[ToolDescriptor] = []
+        tools = self.tools()
         assert self._tools is not None  # filled by self.tools()
-        for name, spec in self.tools().items():
+        for name, spec in tools.items():
             command = commands.get(spec.command)
             tier = command.tier if command else "full"
             family = command.family if command else spec.family
