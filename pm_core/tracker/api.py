@@ -28,7 +28,7 @@ from pm_core.tracker.errors import (
 )
 from pm_core.tracker.fields import SETTABLE, canonical_key, coerce_fields, parse_dependency
 from pm_core.tracker.locks import item_lock
-from pm_core.tracker.model import Item, item_from_record
+from pm_core.tracker.model import Item, document_hash, item_from_record
 from pm_core.tracker.store import Store, normalize_id
 from pm_core.tracker.workspace import (
     Schema,
@@ -844,6 +844,243 @@ class Tracker:
             hint="use create, update, close, reopen, claim, release, comment, note, "
             "learning, append or dep",
         )
+
+    # --- extension points used by sdk modules
+    # Small, generic write doors for the read-side and analysis modules
+    # (plan, test runs, history repair): they reuse the lock/commit path above
+    # instead of writing files themselves.
+
+    def edit(
+        self,
+        item_id: str,
+        op: str,
+        change: Callable[[Item], None],
+        *,
+        message: str | None = None,
+        allow_no_effect: bool = False,
+    ) -> Receipt:
+        """Apply ``change`` to a copy of the item under its lock and record it as ``op``."""
+        before, after = self._apply(
+            item_id, op, change, message=message, allow_no_effect=allow_no_effect
+        )
+        return self.receipt(before, after)
+
+    def reconcile_history(
+        self, item_id: str, *, message: str | None = None
+    ) -> dict[str, Any] | None:
+        """Make history end where the item file is, when they disagree.
+
+        A hand edit, or a crash between the file rename and the history append,
+        leaves a file that its history's replay does not reproduce. The file is
+        the newer truth: append a ``history_repair`` entry whose patch goes from
+        the replayed state to the file. Returns what was done, or None when the
+        history already matches.
+        """
+        item_id = self.normalize_id(item_id)
+        with self._locked(item_id):
+            item, path = self.store.read(item_id)
+            entries = hist.read_entries(self.store.history_dir, item_id)
+            try:
+                replayed = hist.replay(entries)
+            except Exception as exc:  # jsonpatch raises several error types
+                raise CorruptItemError(
+                    f"history of {item_id} cannot be replayed: {exc}",
+                    hint="restore history/<id>.jsonl from git; the item file is untouched",
+                ) from exc
+            current = hist.item_document(item)
+            if document_hash(replayed) == document_hash(current):
+                return None
+            reason = "no history" if not entries else "item file differs from its history"
+            entry = hist.build_entry(
+                ts=now_iso(),
+                author=self.author,
+                op="history_repair",
+                before=replayed,
+                after=current,
+                message=message or reason,
+            )
+            hist.append_entry(self.store.history_dir, item_id, entry)
+            for hook in self.after_write:
+                hook(item, "history_repair", path)
+        return {
+            "id": item_id,
+            "reason": reason,
+            "entries_before": len(entries),
+            "patch_operations": len(entry.patch),
+        }
+
+    # --- read-side and analysis operations (thin delegates to sdk modules)
+    # Each imports its module on first call: `pm --version` must stay fast.
+
+    def list_items(self, **options: Any) -> dict[str, Any]:
+        """Filtered rows; see :func:`pm_core.tracker.listing.list_items`."""
+        from pm_core.tracker.listing import list_items
+
+        return list_items(self, **options)
+
+    def search(self, query: str, **options: Any) -> dict[str, Any]:
+        """Ranked hits; see :func:`pm_core.tracker.search.search`."""
+        from pm_core.tracker.search import search
+
+        return search(self, query, **options)
+
+    def next_items(self, **options: Any) -> dict[str, Any]:
+        """What to do next; see :func:`pm_core.tracker.ranking.next_items`."""
+        from pm_core.tracker.ranking import next_items
+
+        return next_items(self, **options)
+
+    def context(self, **options: Any) -> dict[str, Any]:
+        """Working context; see :func:`pm_core.tracker.ranking.context`."""
+        from pm_core.tracker.ranking import context
+
+        return context(self, **options)
+
+    def graph(
+        self, subcommand: str, item_id: str | None = None, target: str | None = None, **options: Any
+    ) -> dict[str, Any]:
+        """Graph analysis; see :func:`pm_core.tracker.graph.graph`."""
+        from pm_core.tracker.graph import graph
+
+        return graph(self, subcommand, item_id, target, **options)
+
+    def deps_tree(self, item_id: str, **options: Any) -> dict[str, Any]:
+        """The ``pm deps`` packet; see :func:`pm_core.tracker.graph.deps_tree`."""
+        from pm_core.tracker.graph import deps_tree
+
+        return deps_tree(self, item_id, **options)
+
+    def get_focus(self) -> dict[str, Any]:
+        """The session focus; see :mod:`pm_core.tracker.focus`."""
+        from pm_core.tracker.focus import get_focus
+
+        return get_focus(self)
+
+    def set_focus(self, item_id: str) -> dict[str, Any]:
+        """Focus on an item; see :mod:`pm_core.tracker.focus`."""
+        from pm_core.tracker.focus import set_focus
+
+        return set_focus(self, item_id)
+
+    def clear_focus(self) -> dict[str, Any]:
+        """Clear the focus; see :mod:`pm_core.tracker.focus`."""
+        from pm_core.tracker.focus import clear_focus
+
+        return clear_focus(self)
+
+    def validate(self, checks: Sequence[str] | None = None) -> dict[str, Any]:
+        """Integrity checks; see :func:`pm_core.tracker.validate.validate`."""
+        from pm_core.tracker.validate import validate
+
+        return validate(self, checks)
+
+    def health(self) -> dict[str, Any]:
+        """Workspace health; see :func:`pm_core.tracker.validate.health`."""
+        from pm_core.tracker.validate import health
+
+        return health(self)
+
+    def repair_history(self, item_id: str | None = None) -> dict[str, Any]:
+        """Reconcile drifted histories; see :func:`pm_core.tracker.validate.repair_history`."""
+        from pm_core.tracker.validate import repair_history
+
+        return repair_history(self, item_id)
+
+    def plan_create(self, title: str, steps: Sequence[str], **options: Any) -> Receipt:
+        """Create a plan; see :func:`pm_core.tracker.plan.plan_create`."""
+        from pm_core.tracker.plan import plan_create
+
+        return plan_create(self, title, steps, **options)
+
+    def plan_show(self, plan_id: str) -> dict[str, Any]:
+        """A plan with steps and validation; see :func:`pm_core.tracker.plan.plan_show`."""
+        from pm_core.tracker.plan import plan_show
+
+        return plan_show(self, plan_id)
+
+    def plan_step(self, plan_id: str, step_ref: str, status: str, **options: Any) -> Receipt:
+        """Move a plan step; see :func:`pm_core.tracker.plan.plan_step`."""
+        from pm_core.tracker.plan import plan_step
+
+        return plan_step(self, plan_id, step_ref, status, **options)
+
+    def plan_add_step(self, plan_id: str, title: str, **options: Any) -> Receipt:
+        """Add a plan step; see :func:`pm_core.tracker.plan.plan_add_step`."""
+        from pm_core.tracker.plan import plan_add_step
+
+        return plan_add_step(self, plan_id, title, **options)
+
+    def plan_decision(self, plan_id: str, text: str) -> Receipt:
+        """Record a plan decision; see :func:`pm_core.tracker.plan.plan_decision`."""
+        from pm_core.tracker.plan import plan_decision
+
+        return plan_decision(self, plan_id, text)
+
+    def test_add(self, item_id: str, command: str, **options: Any) -> Receipt:
+        """Link a test command; see :func:`pm_core.tracker.tests_runs.test_add`."""
+        from pm_core.tracker.tests_runs import test_add
+
+        return test_add(self, item_id, command, **options)
+
+    def test_remove(self, item_id: str, command: str) -> Receipt:
+        """Unlink a test command; see :func:`pm_core.tracker.tests_runs.test_remove`."""
+        from pm_core.tracker.tests_runs import test_remove
+
+        return test_remove(self, item_id, command)
+
+    def test_list(self, item_id: str) -> dict[str, Any]:
+        """Linked tests and recent runs; see :func:`pm_core.tracker.tests_runs.test_list`."""
+        from pm_core.tracker.tests_runs import test_list
+
+        return test_list(self, item_id)
+
+    def test_run(self, item_id: str, **options: Any) -> dict[str, Any]:
+        """Run linked tests; see :func:`pm_core.tracker.tests_runs.test_run`."""
+        from pm_core.tracker.tests_runs import test_run
+
+        return test_run(self, item_id, **options)
+
+    def config_get(self, key: str) -> dict[str, Any]:
+        """One setting; see :func:`pm_core.tracker.admin.config_get`."""
+        from pm_core.tracker.admin import config_get
+
+        return config_get(self, key)
+
+    def config_set(self, key: str, value: Any) -> dict[str, Any]:
+        """Change one setting; see :func:`pm_core.tracker.admin.config_set`."""
+        from pm_core.tracker.admin import config_set
+
+        return config_set(self, key, value)
+
+    def config_list(self) -> dict[str, Any]:
+        """Every setting; see :func:`pm_core.tracker.admin.config_list`."""
+        from pm_core.tracker.admin import config_list
+
+        return config_list(self)
+
+    def schema_list(self) -> dict[str, Any]:
+        """Types, statuses, fields; see :func:`pm_core.tracker.admin.schema_list`."""
+        from pm_core.tracker.admin import schema_list
+
+        return schema_list(self)
+
+    def schema_add(self, kind: str, name: str, **options: Any) -> dict[str, Any]:
+        """Add a type, status or field; see :func:`pm_core.tracker.admin.schema_add`."""
+        from pm_core.tracker.admin import schema_add
+
+        return schema_add(self, kind, name, **options)
+
+    def contracts(self, **options: Any) -> dict[str, Any]:
+        """The machine contract; see :func:`pm_core.tracker.admin.contracts`."""
+        from pm_core.tracker.admin import contracts
+
+        return contracts(self, **options)
+
+    def events(self, since: str | None = None, limit: int = 100) -> dict[str, Any]:
+        """Recent history across items; see :func:`pm_core.tracker.admin.events`."""
+        from pm_core.tracker.admin import events
+
+        return events(self, since, limit)
 
 
 def _reaches(edges: Mapping[str, set[str]], start: str, goal: str) -> bool:
