@@ -12,12 +12,15 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from pm_core.tracker.errors import CorruptItemError, NotFoundError, UsageError
 from pm_core.tracker.model import Item, document_hash
+
+if TYPE_CHECKING:
+    from pm_core.tracker.store import Store
 
 EMPTY_DOCUMENT: dict[str, Any] = {"metadata": {}, "body": ""}
 
@@ -198,6 +201,36 @@ def verify_chain(entries: list[HistoryEntry], current_hash: str | None) -> Chain
     if current_hash is not None and entries and previous != current_hash:
         problems.append("item file differs from the state its history records (edited by hand?)")
     return ChainReport(ok=not problems, entries=len(entries), problems=tuple(problems))
+
+
+def verify_item(store: Store, item_id: str) -> dict[str, Any]:
+    """Check one item's history: the hash chain, and that replay gives the file on disk.
+
+    Returns ``{id, ok, entries, problems}``. A deleted item is checked up to
+    its ``delete`` entry; a file whose history never recorded a deletion, or
+    an item with neither file nor history, is named as a problem.
+    """
+    problems: list[str] = []
+    try:
+        entries = read_entries(store.history_dir, item_id)
+    except CorruptItemError as exc:
+        return {"id": item_id, "ok": False, "entries": 0, "problems": [exc.message]}
+    path = store.find_path(item_id)
+    if path is None and not entries:
+        raise NotFoundError(f"item {item_id} not found and has no history")
+    current: str | None = None
+    if path is not None:
+        try:
+            current = store.read_path(path).content_hash()
+        except CorruptItemError as exc:
+            problems.append(exc.message)
+        if not entries:
+            problems.append("item has no history")
+    elif entries[-1].op != "delete":
+        problems.append("item file is missing but its history does not record a delete")
+    report = verify_chain(entries, current)
+    problems.extend(report.problems)
+    return {"id": item_id, "ok": not problems, "entries": report.entries, "problems": problems}
 
 
 def version_index(entries: list[HistoryEntry], ref: str) -> int:

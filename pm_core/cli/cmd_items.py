@@ -1,0 +1,144 @@
+"""Item commands: init, create, get, update, delete, copy, append."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from pm_core.cli.fieldopts import collect_values, field_options
+from pm_core.cli.state import CliState, json_option, pass_state, read_text, split_commas
+from pm_core.tracker.errors import UsageError
+
+
+@click.command("init")
+@click.argument("prefix", required=False)
+@click.option("--id-prefix", metavar="PREFIX", help="Id prefix (default pm-).")
+@json_option
+@pass_state
+def cmd_init(state: CliState, prefix: str | None, id_prefix: str | None) -> None:
+    """Create the tracker at the repository root (safe to run again)."""
+    if prefix and id_prefix and prefix != id_prefix:
+        raise UsageError("two different prefixes given", hint="pass PREFIX or --id-prefix")
+    result = state.tracker.init(prefix or id_prefix)
+    result["id_prefix"] = state.tracker.prefix
+    result["next_steps"] = [
+        'pm create --title "..." --description "..."',
+        "pm list",
+        "pm next",
+    ]
+    state.emit(result, kind="mutation")
+
+
+@click.command("create")
+@click.argument("title_arg", metavar="[TITLE]", required=False)
+@field_options
+@click.option("-m", "--message", help="A note recorded in history.")
+@json_option
+@pass_state
+def cmd_create(state: CliState, /, title_arg: str | None, **params: Any) -> None:
+    """Create an item; prints its receipt (id, status, changed fields)."""
+    values = collect_values(params)
+    if title_arg is not None:
+        if values.get("title") not in (None, title_arg):
+            raise UsageError("the title was given twice", hint="pass TITLE or --title, not both")
+        values["title"] = title_arg
+    receipt = state.tracker.create(
+        values,
+        allow_unresolved_deps=bool(params.get("allow_unresolved_deps")),
+        message=params.get("message"),
+    )
+    state.emit(receipt, kind="mutation")
+
+
+@click.command("get")
+@click.argument("item_id")
+@click.option("--fields", metavar="A,B", help="Only these fields (id is always kept).")
+@click.option("--at", "at", metavar="VERSION|TIME", help="The item as it was then (from history).")
+@json_option
+@pass_state
+def cmd_get(state: CliState, item_id: str, fields: str | None, at: str | None) -> None:
+    """Show one item."""
+    tracker = state.tracker
+    item = tracker.version(item_id, at) if at else tracker.get(item_id)
+    record = item.to_record()
+    if fields:
+        from pm_core.tracker.budget import project
+
+        record = project(record, split_commas([fields]))
+    state.emit({"item": record}, exact=bool(fields))
+
+
+@click.command("update")
+@click.argument("item_id")
+@field_options
+@click.option("--add-tag", multiple=True, help="Add tags (comma separated); repeatable.")
+@click.option("--remove-tag", multiple=True, help="Remove tags; repeatable.")
+@click.option(
+    "--dep-remove", multiple=True, metavar="ID[:KIND]", help="Remove a dependency; repeatable."
+)
+@click.option("--unset", multiple=True, metavar="FIELD", help="Clear a field; repeatable.")
+@click.option("-r", "--reason", help="Close reason, when --status closes the item.")
+@click.option("-m", "--message", help="A note recorded in history.")
+@json_option
+@pass_state
+def cmd_update(state: CliState, /, item_id: str, **params: Any) -> None:
+    """Change fields of an item (``--status closed`` closes it, with a reason)."""
+    values = collect_values(params)
+    if params.get("reason"):
+        values["close_reason"] = params["reason"]
+    add_tags = split_commas(params.get("add_tag") or ())
+    remove_tags = split_commas(params.get("remove_tag") or ())
+    remove_deps = list(params.get("dep_remove") or ())
+    unset = split_commas(params.get("unset") or ())
+    if not (values or add_tags or remove_tags or remove_deps or unset):
+        raise UsageError(
+            "nothing to update", hint="pass a field flag, e.g. --status, --title, --add-tag"
+        )
+    receipt = state.tracker.update(
+        item_id,
+        values,
+        unset=unset,
+        add_tags=add_tags,
+        remove_tags=remove_tags,
+        remove_deps=remove_deps,
+        allow_unresolved_deps=bool(params.get("allow_unresolved_deps")),
+        message=params.get("message"),
+    )
+    state.emit(receipt, kind="mutation")
+
+
+@click.command("delete")
+@click.argument("item_id")
+@json_option
+@pass_state
+def cmd_delete(state: CliState, item_id: str) -> None:
+    """Delete an item (its history is kept; `pm restore` brings it back)."""
+    state.emit(state.tracker.delete(item_id), kind="mutation")
+
+
+@click.command("copy")
+@click.argument("item_id")
+@click.option("--title", "-t", help="Title of the copy (default: Copy of ...).")
+@json_option
+@pass_state
+def cmd_copy(state: CliState, item_id: str, title: str | None) -> None:
+    """Create a new open item from an existing one."""
+    state.emit(state.tracker.copy(item_id, title=title), kind="mutation")
+
+
+@click.command("append")
+@click.argument("item_id")
+@click.argument("text", required=False)
+@click.option("--stdin", is_flag=True, help="Read the text from stdin.")
+@click.option("--body-file", metavar="FILE", help="Read the text from FILE.")
+@json_option
+@pass_state
+def cmd_append(
+    state: CliState, item_id: str, text: str | None, stdin: bool, body_file: str | None
+) -> None:
+    """Append a paragraph to an item's body."""
+    value = read_text(text, stdin=stdin, file=body_file)
+    if value is None:
+        raise UsageError("nothing to append", hint="pass TEXT, --stdin or --body-file")
+    state.emit(state.tracker.append(item_id, value), kind="mutation")

@@ -1,0 +1,76 @@
+"""Lifecycle commands: close, claim, release, reopen."""
+
+from __future__ import annotations
+
+import click
+
+from pm_core.cli.state import CliState, json_option, pass_state
+from pm_core.tracker.errors import UsageError
+
+
+@click.command("close")
+@click.argument("item_id")
+@click.argument("reason_arg", metavar="[REASON]", required=False)
+@click.option("-r", "--reason", help="What was done, and the evidence.")
+@click.option("-m", "--message", help="Used as the reason when no other is given.")
+@click.option("-d", "--duplicate-of", metavar="ID", help="Close as a duplicate of ID.")
+@click.option("--resolution", help="Resolution text (also a reason).")
+@click.option("--canceled", is_flag=True, help="Cancel instead of completing.")
+@click.option("--completed-at", metavar="TIME", help="When the work really finished.")
+@json_option
+@pass_state
+def cmd_close(
+    state: CliState,
+    item_id: str,
+    reason_arg: str | None,
+    reason: str | None,
+    message: str | None,
+    duplicate_of: str | None,
+    resolution: str | None,
+    canceled: bool,
+    completed_at: str | None,
+) -> None:
+    """Close an item with a reason; dependents whose blockers are all done unblock."""
+    if reason_arg and reason and reason_arg != reason:
+        raise UsageError("two different reasons given", hint="pass REASON or --reason")
+    receipt = state.tracker.close(
+        item_id,
+        reason_arg or reason or message or "",
+        duplicate_of=duplicate_of,
+        resolution=resolution,
+        canceled=canceled,
+        completed_at=completed_at,
+    )
+    state.emit(receipt, kind="mutation")
+
+
+@click.command("claim")
+@click.argument("item_id")
+@click.option("--force", is_flag=True, help="Take the item over from its holder.")
+@click.option("--if-available", is_flag=True, help="Skip (exit 0) when someone else holds it.")
+@json_option
+@pass_state
+def cmd_claim(state: CliState, item_id: str, force: bool, if_available: bool) -> None:
+    """Claim an item for the current author (test-and-set)."""
+    receipt = state.tracker.claim(item_id, force=force, if_available=if_available)
+    state.emit(receipt, kind="mutation")
+
+
+@click.command("release")
+@click.argument("item_id")
+@click.option("--force", is_flag=True, help="Release a claim held by someone else.")
+@json_option
+@pass_state
+def cmd_release(state: CliState, item_id: str, force: bool) -> None:
+    """Release a claim (only its holder, unless --force)."""
+    state.emit(state.tracker.release(item_id, force=force), kind="mutation")
+
+
+@click.command("reopen")
+@click.argument("item_id")
+@click.option("-m", "--message", help="Why it is reopened (recorded in history).")
+@json_option
+@pass_state
+def cmd_reopen(state: CliState, item_id: str, message: str | None) -> None:
+    """Reopen a closed or canceled item (clears the close reason and stamps)."""
+    state.emit(state.tracker.reopen(item_id, message=message), kind="mutation")

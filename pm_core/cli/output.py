@@ -1,0 +1,66 @@
+"""Turning a command's result into bytes on stdout: TOON by default, JSON on request.
+
+The CLI prints what the SDK returns and nothing else. Reads and mutations are
+held to a token ceiling (:mod:`pm_core.tracker.budget`) unless the user asked
+for exactly what they want (``--json`` or an explicit ``--limit``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from pm_core.tracker.budget import ceiling, estimate_tokens, fit
+
+
+def encode_json(payload: Any) -> str:
+    """Strict JSON (two-space indent, UTF-8 kept), with a trailing newline."""
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def encode_toon(payload: Any) -> str:
+    """TOON, with a trailing newline (an empty mapping prints nothing)."""
+    import toon_format
+
+    text: str = toon_format.encode(payload)
+    return text + "\n" if text else ""
+
+
+def render(
+    payload: Mapping[str, Any],
+    *,
+    fmt: str = "toon",
+    kind: str = "read",
+    bounded: bool = True,
+    settings: Mapping[str, Any] | None = None,
+) -> str:
+    """The text to print for ``payload``: shrunk to its ceiling when ``bounded``."""
+    encode = encode_json if fmt == "json" else encode_toon
+    text = encode(payload)
+    if not bounded:
+        return text
+    budget = ceiling(kind, fmt, settings)
+    if estimate_tokens(text) <= budget:
+        return text
+    shrunk = fit(payload, budget, kind=kind, measure=lambda p: estimate_tokens(encode(p)))
+    return encode(shrunk)
+
+
+def write(text: str) -> None:
+    """Write ``text`` to stdout (a closed pipe is not an error: ``pm list | head``)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout again at exit; point it at /dev/null so that
+    # flush cannot raise a second BrokenPipeError.
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

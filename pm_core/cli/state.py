@@ -1,0 +1,125 @@
+"""Per-invocation CLI state: global options and the lazily opened tracker."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from pm_core.tracker.api import Tracker
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CliState:
+    """What every command shares: ``--path``, ``--author``, ``--json``, the tracker."""
+
+    def __init__(self, path: str | None, author: str | None, json_output: bool) -> None:
+        self.path = path
+        self.author = author
+        #: True when ``--json`` was given (globally or on the command).
+        self.json = json_output
+        self._tracker: Tracker | None = None
+
+    @property
+    def tracker(self) -> Tracker:
+        """The tracker for ``--path`` / ``PM_PATH`` / the enclosing repository."""
+        if self._tracker is None:
+            from pm_core.tracker.api import Tracker
+
+            root = Path(self.path).expanduser() if self.path else None
+            self._tracker = Tracker(root, author=self.author, env=os.environ)
+        return self._tracker
+
+    @property
+    def opened(self) -> bool:
+        """Whether a command has opened the tracker."""
+        return self._tracker is not None
+
+    def _settings(self) -> Mapping[str, Any] | None:
+        if self._tracker is None:
+            return None
+        try:
+            return self._tracker.settings
+        except Exception:  # no tracker yet (init) or unreadable settings: defaults apply
+            return None
+
+    def output_format(self) -> str:
+        """``json`` when asked for (flag or settings ``output.default_format``), else ``toon``."""
+        if self.json:
+            return "json"
+        settings = self._settings() or {}
+        fmt = str((settings.get("output") or {}).get("default_format") or "toon").lower()
+        return "json" if fmt == "json" else "toon"
+
+    def emit(self, payload: Mapping[str, Any], *, kind: str = "read", exact: bool = False) -> None:
+        """Print ``payload``; ``exact`` (an explicit ``--limit``) or ``--json`` skip shrinking."""
+        from pm_core.cli.output import render, write
+
+        fmt = self.output_format()
+        bounded = not (exact or self.json)
+        write(render(payload, fmt=fmt, kind=kind, bounded=bounded, settings=self._settings()))
+
+
+pass_state = click.make_pass_decorator(CliState)
+
+
+def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.ensure_object(CliState).json = True
+
+
+def json_option(func: F) -> F:
+    """``--json`` on a command: the same as the global flag."""
+    option = click.option(
+        "--json",
+        "json_flag",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_json,
+        help="Print strict JSON (never shrunk).",
+    )
+    return option(func)
+
+
+def read_text(value: str | None, *, stdin: bool = False, file: str | None = None) -> str | None:
+    """Text from an option, ``--stdin``, or a file (``-`` is stdin)."""
+    import sys
+
+    from pm_core.tracker.errors import UsageError
+
+    sources = [s for s in (value is not None, stdin, file is not None) if s]
+    if len(sources) > 1:
+        raise UsageError("give the text one way only", hint="use the argument, --stdin or a file")
+    if stdin or file == "-":
+        return sys.stdin.read()
+    if file is not None:
+        try:
+            return Path(file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(
+                f"cannot read {file}: {exc.strerror or exc}", hint="pass a readable file"
+            ) from None
+    return value
+
+
+def parse_assignments(values: tuple[str, ...] | list[str], flag: str) -> dict[str, str]:
+    """``key=value`` pairs from a repeatable flag; UsageError naming a bad one."""
+    from pm_core.tracker.errors import UsageError
+
+    out: dict[str, str] = {}
+    for raw in values:
+        key, sep, value = raw.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{flag} expects key=value, got {raw!r}", hint=f"{flag} name=value")
+        out[key.strip()] = value
+    return out
+
+
+def split_commas(values: tuple[str, ...] | list[str]) -> list[str]:
+    """Flatten repeated and comma-separated flag values."""
+    return [p.strip() for v in values for p in v.split(",") if p.strip()]
