@@ -56,6 +56,10 @@ COMMANDS: dict[str, str] = {
     "validate": "pm_core.cli.cmd_assurance",
     "health": "pm_core.cli.cmd_assurance",
     "test": "pm_core.cli.cmd_assurance",
+    "config": "pm_core.cli.cmd_admin",
+    "schema": "pm_core.cli.cmd_admin",
+    "contracts": "pm_core.cli.cmd_admin",
+    "events": "pm_core.cli.cmd_admin",
 }
 
 EXIT_USAGE = 2

@@ -39,6 +39,11 @@ def extension_specs() -> dict[str, CommandSpec]:
     }
 
 
+def all_commands() -> list[CommandSpec]:
+    """Every command the host knows: built-in declarations and extensions."""
+    return list(_host().commands().values())
+
+
 def extension_names() -> list[str]:
     """Names of the extension commands ``pm --help`` lists (tier ``internal`` hidden)."""
     return sorted(n for n, s in extension_specs().items() if s.tier != "internal")
