@@ -1,0 +1,189 @@
+"""Standard-tier tools that attach evidence to one item.
+
+``pm_append``, ``pm_comments``/``pm_notes``/``pm_learnings``,
+``pm_files``/``pm_docs``, ``pm_test``, ``pm_deps`` and ``pm_copy``: each reads
+an item's collection, or changes it through the SDK and returns the receipt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from plugins.tracker_tools import args as a
+from plugins.tracker_tools import schema as s
+from pm_core.contracts import ToolContext, WorkspaceContracts
+from pm_core.tracker.errors import UsageError
+
+Schema = dict[str, Any]
+Handler = Callable[[ToolContext, Mapping[str, Any]], Any]
+
+
+# ------------------------------------------------------------------ pm_append
+
+
+def append_schema(_c: WorkspaceContracts) -> Schema:
+    """``{id, text}``."""
+    return s.tool({"id": s.item_id(), "text": s.string()}, ["id", "text"])
+
+
+def append_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """Append a paragraph to the item's body."""
+    return ctx.tracker.append(a.required_text(args, "id"), a.required_text(args, "text"))
+
+
+# ------------------------------------------------------------------ comments, notes, learnings
+
+
+def log_schema(_c: WorkspaceContracts) -> Schema:
+    """``{id, add?}``: list the entries, or add one."""
+    return s.tool({"id": s.item_id(), "add": s.string("Text to add; omit to list.")}, ["id"])
+
+
+def log_handler(kind: str) -> Handler:
+    """A handler listing or adding ``kind`` (comments, notes, learnings)."""
+
+    def handle(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+        item = a.required_text(args, "id")
+        text = a.text(args, "add")
+        if text is not None:
+            return ctx.tracker.add_log(kind, item, text)
+        entries = ctx.tracker.logs(kind, item)
+        return {"id": ctx.tracker.normalize_id(item), kind: entries, "count": len(entries)}
+
+    handle.__doc__ = f"List the item's {kind}, or add one."
+    return handle
+
+
+# ------------------------------------------------------------------ files, docs
+
+
+def link_schema(_c: WorkspaceContracts) -> Schema:
+    """``{id, add?, remove?, scope?, note?}``."""
+    return s.tool(
+        {
+            "id": s.item_id(),
+            "add": s.string("Path to link."),
+            "remove": s.string("Path to unlink."),
+            "scope": s.choice(("project", "global")),
+            "note": s.string(),
+        },
+        ["id"],
+    )
+
+
+def link_handler(kind: str) -> Handler:
+    """A handler listing, linking or unlinking ``kind`` (files, docs)."""
+
+    def handle(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+        item = a.required_text(args, "id")
+        add, remove = a.text(args, "add"), a.text(args, "remove")
+        if add is not None and remove is not None:
+            raise UsageError("pass add or remove, not both", hint="make two calls")
+        if add is not None:
+            return ctx.tracker.link(
+                kind,
+                item,
+                add,
+                scope=a.text(args, "scope") or "project",
+                note=a.text(args, "note"),
+            )
+        if remove is not None:
+            return ctx.tracker.unlink(kind, item, remove)
+        links = ctx.tracker.get(item).get_field(kind)
+        return {"id": ctx.tracker.normalize_id(item), kind: links, "count": len(links)}
+
+    handle.__doc__ = f"List, link or unlink the item's {kind}."
+    return handle
+
+
+# ------------------------------------------------------------------ pm_test
+
+
+def test_schema(_c: WorkspaceContracts) -> Schema:
+    """``{id, add?, remove?, run?, timeoutSeconds?, note?}``."""
+    return s.tool(
+        {
+            "id": s.item_id(),
+            "add": s.string("Test command to link."),
+            "remove": s.string("Linked command (or its number) to unlink."),
+            "run": s.boolean(),
+            "timeoutSeconds": s.integer(1),
+            "note": s.string(),
+        },
+        ["id"],
+    )
+
+
+def test_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """List, link, unlink or run the item's test commands (runs are recorded)."""
+    item = a.required_text(args, "id")
+    add, remove = a.text(args, "add"), a.text(args, "remove")
+    run = a.flag(args, "run")
+    timeout = a.integer(args, "timeoutSeconds", minimum=1)
+    note = a.text(args, "note")
+    chosen = [name for name, on in (("add", add), ("remove", remove), ("run", run)) if on]
+    if len(chosen) > 1:
+        raise UsageError(f"pass one of add, remove, run (got {', '.join(chosen)})")
+    # Only what the caller gave is passed on, so the SDK's own defaults apply.
+    timing = {} if timeout is None else {"timeout_seconds": timeout}
+    if add is not None:
+        return ctx.tracker.test_add(item, add, note=note, **timing)
+    if note is not None:
+        raise UsageError("note applies to add", hint="pass add too")
+    if remove is not None:
+        if timing:
+            raise UsageError("timeoutSeconds applies to add or run", hint="drop it")
+        return ctx.tracker.test_remove(item, remove)
+    if run:
+        return ctx.tracker.test_run(item, **timing)
+    if timing:
+        raise UsageError("timeoutSeconds applies to add or run", hint="pass add or run too")
+    return ctx.tracker.test_list(item)
+
+
+# ------------------------------------------------------------------ pm_deps
+
+
+def deps_schema(_c: WorkspaceContracts) -> Schema:
+    """``{id, add?, remove?, kind?}``."""
+    from pm_core.tracker.model import DEPENDENCY_KINDS
+
+    return s.tool(
+        {
+            "id": s.item_id(),
+            "add": s.string("Target id to depend on."),
+            "remove": s.string("Target id to drop."),
+            "kind": s.choice(DEPENDENCY_KINDS),
+        },
+        ["id"],
+    )
+
+
+def deps_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """Show the bounded dependency tree, or add/remove one dependency."""
+    item = a.required_text(args, "id")
+    add, remove = a.text(args, "add"), a.text(args, "remove")
+    kind = a.text(args, "kind")
+    if add is not None and remove is not None:
+        raise UsageError("pass add or remove, not both", hint="make two calls")
+    if add is not None:
+        return ctx.tracker.add_dependency(item, add, kind or "blocked_by")
+    if remove is not None:
+        return ctx.tracker.remove_dependency(item, remove, kind)
+    if kind is not None:
+        raise UsageError("kind applies to add or remove", hint="pass add or remove too")
+    return ctx.tracker.deps_tree(item)
+
+
+# ------------------------------------------------------------------ pm_copy
+
+
+def copy_schema(_c: WorkspaceContracts) -> Schema:
+    """``{id, title?}``."""
+    return s.tool({"id": s.item_id(), "title": s.string()}, ["id"])
+
+
+def copy_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """The new item's receipt (open, unclaimed, no comments or history)."""
+    return ctx.tracker.copy(a.required_text(args, "id"), title=a.text(args, "title"))

@@ -1,0 +1,218 @@
+"""Tools that read the tracker as a whole: rank, plan, analyse and check it.
+
+``pm_context``, ``pm_next``, ``pm_plan`` and ``pm_validate`` (core), and
+``pm_focus``, ``pm_graph``, ``pm_health`` and ``pm_events`` (standard). The
+analyses live in the SDK; a handler only checks arguments and calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from plugins.tracker_tools import args as a
+from plugins.tracker_tools import schema as s
+from pm_core.contracts import ToolContext, WorkspaceContracts
+from pm_core.tracker.errors import UsageError
+
+Schema = dict[str, Any]
+
+_PLAN_SUBCOMMANDS = ("show", "create", "step", "decision")
+_EVENTS_MAX = 1000
+
+
+# ------------------------------------------------------------------ pm_context / pm_next
+
+
+def context_schema(_c: WorkspaceContracts) -> Schema:
+    """``{options: {depth, limit, parent}}``."""
+    from pm_core.tracker.ranking import DEPTHS
+
+    options = s.obj({"depth": s.choice(DEPTHS), "limit": s.integer(1), "parent": s.item_id()})
+    return s.tool({"options": options})
+
+
+def context_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """The ranked working context."""
+    options, warnings = a.known_options(a.bag(args), ("depth", "limit", "parent"), "pm_context")
+    value = ctx.tracker.context(
+        depth=a.text(options, "depth") or "brief",
+        limit=a.integer(options, "limit", minimum=1) or 10,
+        parent=a.text(options, "parent"),
+    )
+    return a.result(value, warnings)
+
+
+def next_schema(_c: WorkspaceContracts) -> Schema:
+    """``{options: {limit, parent}}``."""
+    return s.tool({"options": s.obj({"limit": s.integer(1), "parent": s.item_id()})})
+
+
+def next_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """The recommended item with reasons, then ready, blocked and held rows."""
+    options, warnings = a.known_options(a.bag(args), ("limit", "parent"), "pm_next")
+    value = ctx.tracker.next_items(
+        limit=a.integer(options, "limit", minimum=1) or 5,
+        parent=a.text(options, "parent"),
+    )
+    return a.result(value, warnings)
+
+
+# ------------------------------------------------------------------ pm_plan
+
+
+def plan_schema(_c: WorkspaceContracts) -> Schema:
+    """``{subcommand?, id, stepRef, status, title, steps, text}``."""
+    from pm_core.tracker.plan import STEP_STATUSES
+
+    return s.tool(
+        {
+            "subcommand": s.choice(_PLAN_SUBCOMMANDS),
+            "id": s.string("Plan id (create: parent item)."),
+            "stepRef": s.string("Step id, number or title; omit to add a step."),
+            "status": s.choice(STEP_STATUSES),
+            "title": s.string(),
+            "steps": s.strings(),
+            "text": s.string("Decision; note on a step; description on create."),
+        }
+    )
+
+
+#: The arguments each plan subcommand reads (the rest are named in a warning).
+_PLAN_READS: Mapping[str, tuple[str, ...]] = {
+    "show": ("id",),
+    "create": ("id", "title", "steps", "text"),
+    "step": ("id", "stepRef", "status", "title", "text"),
+    "decision": ("id", "text"),
+}
+
+
+def plan_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """Show (default) or create a plan, move or add a step, or record a decision."""
+    sub = a.text(args, "subcommand") or "show"
+    if sub not in _PLAN_SUBCOMMANDS:
+        raise UsageError(
+            f"unknown plan subcommand {sub!r}", hint=f"use one of: {', '.join(_PLAN_SUBCOMMANDS)}"
+        )
+    ignored = [
+        f"argument {key!r} is not used by plan {sub}; it was ignored"
+        for key in ("stepRef", "status", "title", "steps", "text")
+        if args.get(key) is not None and key not in _PLAN_READS[sub]
+    ]
+    tracker = ctx.tracker
+    if sub == "create":
+        value = tracker.plan_create(
+            a.required_text(args, "title"),
+            a.text_list(args, "steps"),
+            parent=a.text(args, "id"),
+            description=a.text(args, "text") or "",
+        )
+        return a.result(value, ignored)
+    item = a.required_text(args, "id")
+    if sub == "show":
+        value = tracker.plan_show(item)
+    elif sub == "decision":
+        value = tracker.plan_decision(item, a.required_text(args, "text"))
+    elif (step := a.text(args, "stepRef")) is None:
+        if args.get("status") is not None:
+            ignored.append("argument 'status' is not used when adding a step; it was ignored")
+        value = tracker.plan_add_step(
+            item, a.required_text(args, "title"), note=a.text(args, "text")
+        )
+    else:
+        if args.get("title") is not None:
+            ignored.append("argument 'title' is not used when moving a step; it was ignored")
+        value = tracker.plan_step(
+            item, step, a.required_text(args, "status"), note=a.text(args, "text")
+        )
+    return a.result(value, ignored)
+
+
+# ------------------------------------------------------------------ pm_validate / pm_health
+
+
+def validate_schema(_c: WorkspaceContracts) -> Schema:
+    """``{options: {checks}}``."""
+    from pm_core.tracker.validate import CHECKS
+
+    return s.tool({"options": s.obj({"checks": {"type": "array", "items": s.choice(CHECKS)}})})
+
+
+def validate_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """The checks' findings (all checks unless some are named)."""
+    options, warnings = a.known_options(a.bag(args), ("checks",), "pm_validate")
+    checks = a.text_list(options, "checks")
+    return a.result(ctx.tracker.validate(checks or None), warnings)
+
+
+def health_schema(_c: WorkspaceContracts) -> Schema:
+    """``{}``."""
+    return s.tool({})
+
+
+def health_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """Workspace health checks with remediation."""
+    return ctx.tracker.health()
+
+
+# ------------------------------------------------------------------ pm_focus
+
+
+def focus_schema(_c: WorkspaceContracts) -> Schema:
+    """``{id?, clear?}``."""
+    return s.tool({"id": s.item_id(), "clear": s.boolean()})
+
+
+def focus_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """Show, set or clear the session focus."""
+    item = a.text(args, "id")
+    if a.flag(args, "clear"):
+        if item is not None:
+            raise UsageError("pass id or clear, not both", hint="clear first, then set")
+        return ctx.tracker.clear_focus()
+    if item is not None:
+        return ctx.tracker.set_focus(item)
+    return ctx.tracker.get_focus()
+
+
+# ------------------------------------------------------------------ pm_graph
+
+
+def graph_schema(_c: WorkspaceContracts) -> Schema:
+    """``{subcommand, id, target}``."""
+    from pm_core.tracker.graph import SUBCOMMANDS
+
+    return s.tool(
+        {"subcommand": s.choice(SUBCOMMANDS), "id": s.item_id(), "target": s.item_id()},
+        ["subcommand"],
+    )
+
+
+def graph_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """One read-only graph analysis."""
+    return ctx.tracker.graph(
+        a.required_text(args, "subcommand"),
+        a.text(args, "id"),
+        a.text(args, "target"),
+    )
+
+
+# ------------------------------------------------------------------ pm_events
+
+
+def events_schema(_c: WorkspaceContracts) -> Schema:
+    """``{since?, limit?}``."""
+    return s.tool(
+        {
+            "since": s.string("ISO time or relative (-1d)."),
+            "limit": s.integer(1, _EVENTS_MAX),
+        }
+    )
+
+
+def events_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """Recent history events across the tracker, newest first."""
+    return ctx.tracker.events(
+        since=a.text(args, "since"),
+        limit=a.integer(args, "limit", minimum=1, maximum=_EVENTS_MAX) or 100,
+    )

@@ -1,0 +1,280 @@
+"""``pm_run``: run any command the request's profile can see, by name.
+
+Built-in actions reuse the matching tool's handler (``action: "get"`` runs
+``pm_get``), or call the SDK directly for commands without a tool of their own
+(reopen, history, delete, restore, init). Extension actions call the
+command's handler with the bound SDK client in ``ctx.tracker``. ``internal``
+commands are never reachable here: they are for the CLI and the SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from plugins.tracker_tools import args as a
+from plugins.tracker_tools import schema as s
+from pm_core.capabilities import builtin_commands
+from pm_core.contracts import (
+    CommandSpec,
+    ParamSpec,
+    RequestContext,
+    ToolContext,
+    ToolResult,
+    WorkspaceContracts,
+    profile_tier,
+    tier_includes,
+)
+from pm_core.tracker.errors import UsageError
+
+Schema = dict[str, Any]
+RUN_TOOL = "pm_run"
+RUN_COMMAND = "run"
+
+#: pm_run's own arguments; everything else is passed on to the action.
+_OWN = ("action", "args", *s.COMMON_ARGUMENTS)
+_PARAM_TYPES: Mapping[str, Schema] = {
+    "string": {"type": "string"},
+    "integer": {"type": "integer"},
+    "number": {"type": "number"},
+    "boolean": {"type": "boolean"},
+}
+
+
+# ------------------------------------------------------------------ built-ins without a tool
+
+
+def _reopen(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    return ctx.tracker.reopen(a.required_text(params, "id"), message=a.text(params, "reason"))
+
+
+def _history(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    item = a.required_text(params, "id")
+    entries = [e.to_json() for e in ctx.tracker.history(item)]
+    return {"id": ctx.tracker.normalize_id(item), "entries": entries, "count": len(entries)}
+
+
+def _delete(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    return ctx.tracker.delete(a.required_text(params, "id"))
+
+
+def _restore(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    return ctx.tracker.restore(a.required_text(params, "id"), a.required_text(params, "ref"))
+
+
+def _init(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    return ctx.tracker.init(a.text(params, "prefix"))
+
+
+#: Built-in commands with no tool: handler, then the names positionals fill.
+DIRECT: Mapping[str, tuple[Callable[[ToolContext, Mapping[str, Any]], Any], tuple[str, ...]]] = {
+    "reopen": (_reopen, ("id",)),
+    "history": (_history, ("id",)),
+    "delete": (_delete, ("id",)),
+    "restore": (_restore, ("id", "ref")),
+    "init": (_init, ("prefix",)),
+}
+
+
+def _tool_commands() -> dict[str, Any]:
+    """Command name -> this plugin's ToolSpec backed by it (pm_run excluded)."""
+    from plugins.tracker_tools.registry import tool_specs
+
+    return {spec.command: spec for spec in tool_specs() if spec.command != RUN_COMMAND}
+
+
+def extension_actions(commands: Mapping[str, CommandSpec], tier: str) -> list[str]:
+    """Extension commands (with a handler) advertised at ``tier``."""
+    return sorted(
+        c.name
+        for c in commands.values()
+        if not c.builtin and c.handler is not None and tier_includes(tier, c.tier)
+    )
+
+
+def pm_run_actions(commands: Mapping[str, CommandSpec], profile_tier: str) -> list[str]:
+    """Every action ``pm_run`` offers at ``profile_tier``: built-ins, then extensions.
+
+    A built-in is offered when this plugin can run it (through its tool or
+    the SDK) and its tier is visible; ``run`` itself never is.
+    """
+    runnable = set(_tool_commands()) | set(DIRECT)
+    builtins = sorted(
+        c.name
+        for c in commands.values()
+        if c.builtin and c.name in runnable and tier_includes(profile_tier, c.tier)
+    )
+    return builtins + extension_actions(commands, profile_tier)
+
+
+# ------------------------------------------------------------------ schema
+
+
+def _base(actions: Sequence[str]) -> dict[str, Schema]:
+    return {
+        "action": s.choice(actions),
+        "id": s.item_id(),
+        "query": s.string(),
+        "reason": s.string(),
+        "force": s.boolean(),
+        "subcommand": s.string(),
+        "options": {"type": "object", "additionalProperties": True},
+        "args": s.string_list("Positional arguments, in order."),
+    }
+
+
+def _param_schema(param: ParamSpec) -> Schema:
+    prop = dict(_PARAM_TYPES.get(param.type, {"type": "string"}))
+    return {"type": "array", "items": prop} if param.repeatable else prop
+
+
+def input_schema(_c: WorkspaceContracts) -> Schema:
+    """The static schema: every built-in action at the widest tier."""
+    actions = pm_run_actions({c.name: c for c in builtin_commands()}, "full")
+    return s.tool(_base(actions), ["action"])
+
+
+def request_schema(
+    _c: WorkspaceContracts, commands: Mapping[str, CommandSpec], request: RequestContext
+) -> Schema:
+    """The schema for one request: its tier's actions and the extensions' parameters."""
+    tier = profile_tier(request.profile)
+    props = _base(pm_run_actions(commands, tier))
+    for name in extension_actions(commands, tier):
+        for param in commands[name].params:
+            props.setdefault(param.name, _param_schema(param))
+    return s.tool(props, ["action"])
+
+
+# ------------------------------------------------------------------ handler
+
+
+def _positionals(args: Mapping[str, Any]) -> list[Any]:
+    raw = args.get("args")
+    if raw is None:
+        return []
+    if isinstance(raw, str | int | float) and not isinstance(raw, bool):
+        return [raw]
+    if isinstance(raw, list):
+        return list(raw)
+    raise UsageError(f"args must be a list of positional values, got {raw!r}")
+
+
+def _fill(params: dict[str, Any], names: Sequence[str], values: list[Any], action: str) -> None:
+    """Give positionals to the named parameters not passed by name, in order."""
+    free = [n for n in names if n not in params]
+    if len(values) > len(free):
+        raise UsageError(
+            f"too many positional args for {action}: {len(values)} given",
+            hint=f"{action} takes {', '.join(free) or 'no more'} positionally",
+        )
+    params.update(zip(free, values, strict=False))
+
+
+def handle(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    """Dispatch ``action`` to a built-in tool, an SDK call, or an extension command."""
+    action = a.required_text(args, "action")
+    visible = pm_run_actions(ctx.commands, profile_tier(ctx.request.profile))
+    if action not in visible:
+        raise UsageError(
+            f"unknown or unavailable action {action!r} for the {ctx.request.profile} profile",
+            hint=f"valid actions: {', '.join(visible)}",
+        )
+    positionals = _positionals(args)
+    passed = {k: v for k, v in args.items() if k not in _OWN}
+    command = ctx.commands[action]
+    if not command.builtin:
+        return run_extension(ctx, command, passed, positionals)
+    if action in DIRECT:
+        handler, names = DIRECT[action]
+        params = {**a.bag(passed), **{k: v for k, v in passed.items() if k != "options"}}
+        _fill(params, names, positionals, action)
+        return handler(ctx, params)
+    return _run_tool(ctx, action, passed, positionals)
+
+
+def _run_tool(ctx: ToolContext, action: str, passed: dict[str, Any], positionals: list[Any]) -> Any:
+    """Run the tool backing a built-in ``action``; warn about arguments it ignores."""
+    spec = _tool_commands()[action]
+    schema = spec.input_schema(ctx.tracker.schema.contracts())
+    props: Mapping[str, Any] = schema.get("properties", {})
+    names = [n for n in schema.get("required", ()) if props.get(n, {}).get("type") == "string"]
+    _fill(passed, names, positionals, action)
+    warnings = [
+        f"argument {key!r} is not declared by {spec.name} (action {action}); "
+        "its value may be ignored"
+        for key in passed
+        if key not in props
+    ]
+    return _merge(spec.handler(ctx, passed), warnings)
+
+
+def _coerce(param: ParamSpec, value: Any, action: str) -> Any:
+    """Check a value against the parameter's declared type."""
+    if param.repeatable:
+        values = value if isinstance(value, list) else [value]
+        return [_coerce_one(param, v, action) for v in values]
+    return _coerce_one(param, value, action)
+
+
+def _coerce_one(param: ParamSpec, value: Any, action: str) -> Any:
+    probe = {param.name: value}
+    try:
+        if param.type == "integer":
+            return a.integer(probe, param.name)
+        if param.type == "boolean":
+            return a.flag(probe, param.name)
+        if param.type == "number":
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return value
+            raise UsageError(f"{param.name} must be a number, got {value!r}")
+        return a.text(probe, param.name)
+    except UsageError as exc:
+        exc.message = f"{action}: {exc.message}"
+        raise
+
+
+def run_extension(
+    ctx: ToolContext,
+    command: CommandSpec,
+    passed: Mapping[str, Any],
+    positionals: list[Any],
+) -> Any:
+    """Call an extension command's handler with its declared parameters.
+
+    Parameters come by name (top level or ``options``) or by position, in
+    declaration order. Undeclared names are dropped with a warning; missing
+    required ones are a usage error naming them.
+    """
+    declared = {p.name: p for p in command.params}
+    given = {**a.bag(passed), **{k: v for k, v in passed.items() if k != "options"}}
+    warnings = [
+        f"argument {key!r} is not a parameter of {command.name}; it was ignored"
+        for key in given
+        if key not in declared
+    ]
+    params = {k: v for k, v in given.items() if k in declared and v is not None}
+    free = [p for p in command.params if p.name not in params]
+    if free and free[-1].repeatable and len(positionals) > len(free):
+        tail = len(free) - 1
+        positionals = [*positionals[:tail], positionals[tail:]]
+    _fill(params, [p.name for p in free], positionals, command.name)
+    missing = [p.name for p in command.params if p.required and p.name not in params]
+    if missing:
+        raise UsageError(
+            f"{command.name} needs {', '.join(missing)}",
+            hint="pass them by name or in args, in order",
+        )
+    call = {name: _coerce(declared[name], value, command.name) for name, value in params.items()}
+    for param in command.params:
+        if param.name not in call and param.default is not None:
+            call[param.name] = param.default
+    assert command.handler is not None  # extension_actions() only lists runnable ones
+    return _merge(command.handler(ctx, **call), warnings)
+
+
+def _merge(outcome: Any, warnings: list[str]) -> Any:
+    """Add ``warnings`` to a handler's result (plain value or ToolResult)."""
+    if isinstance(outcome, ToolResult):
+        return a.result(outcome.result, [*warnings, *outcome.warnings])
+    return a.result(outcome, warnings)
