@@ -8,6 +8,7 @@ what ``resources/read`` returns, whatever happens on disk afterwards.
 from __future__ import annotations
 
 import base64
+import codecs
 import hashlib
 import json
 import math
@@ -87,6 +88,24 @@ def sha256_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8, decoded 1 MiB at a time.
+
+    Checking in slices keeps the transient string small: the registry retains
+    bytes only and decodes a file again when it is read.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    step = 1 << 20
+    try:
+        for start in range(0, len(view), step):
+            decoder.decode(view[start : start + step])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _mime_type(rel: str) -> str | None:
     dot = rel.rfind(".")
     slash = rel.rfind("/")
@@ -104,28 +123,24 @@ class SkillFile:
     size: int
     digest: str
     mime_type: str
-    text: str | None = attrs.field(repr=False)
+    #: Served as ``text`` (valid UTF-8, not a binary type) or as a ``blob``.
+    is_text: bool
     data: bytes = attrs.field(repr=False)
 
     @classmethod
     def from_bytes(cls, skill_name: str, rel: str, data: bytes) -> SkillFile:
         """Hash ``data`` and decide once whether it is served as text or blob."""
         mime = _mime_type(rel)
-        text: str | None = None
-        if mime not in _BINARY_MIME:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                text = None
+        text = mime not in _BINARY_MIME and is_utf8(data)
         if mime is None:
-            mime = "text/plain" if text is not None else "application/octet-stream"
+            mime = "text/plain" if text else "application/octet-stream"
         return cls(
             uri=file_uri(skill_name, rel),
             rel=rel,
             size=len(data),
             digest=sha256_digest(data),
             mime_type=mime,
-            text=text,
+            is_text=text,
             data=data,
         )
 
@@ -141,8 +156,9 @@ class SkillFile:
     def content(self, origin: SkillOrigin) -> ResourceContent:
         """The ``resources/read`` content: ``text`` when UTF-8, else base64 ``blob``."""
         meta = {"digest": self.digest, "origin": origin.kind, "trust": TRUST}
-        if self.text is not None:
-            return ResourceContent(self.uri, self.mime_type, text=self.text, meta=meta)
+        if self.is_text:
+            text = self.data.decode("utf-8")
+            return ResourceContent(self.uri, self.mime_type, text=text, meta=meta)
         blob = base64.b64encode(self.data).decode("ascii")
         return ResourceContent(self.uri, self.mime_type, blob=blob, meta=meta)
 

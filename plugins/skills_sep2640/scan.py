@@ -181,29 +181,27 @@ def read_planned(planned: PlannedFile) -> bytes:
     ``size + 1`` bytes are ever read.
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    changed = SkillRejected(f"{planned.rel!r} changed while the skill was loading")
     try:
         fd = os.open(planned.path, flags)
     except OSError as exc:
         raise SkillRejected(f"{planned.rel!r} could not be opened: {exc.strerror}") from exc
-    try:
+    with os.fdopen(fd, "rb", buffering=0) as raw:
         info = os.fstat(fd)
         if (
             not stat.S_ISREG(info.st_mode)
             or (info.st_dev, info.st_ino) != (planned.device, planned.inode)
             or info.st_size != planned.size
         ):
-            raise SkillRejected(f"{planned.rel!r} changed while the skill was loading")
-        chunks: list[bytes] = []
-        remaining = planned.size + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) != planned.size:
-        raise SkillRejected(f"{planned.rel!r} changed while the skill was loading")
+            raise changed
+        # One allocation of the planned size; a short read is topped up, and
+        # one extra byte proves the file did not grow after fstat.
+        data = raw.read(planned.size) or b""
+        while len(data) < planned.size:
+            more = raw.read(planned.size - len(data))
+            if not more:
+                raise changed
+            data += more
+        if raw.read(1):
+            raise changed
     return data
