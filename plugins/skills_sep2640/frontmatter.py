@@ -62,12 +62,14 @@ _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
 
 def split_frontmatter(text: str) -> str:
     """The YAML between the opening and closing ``---`` lines of ``SKILL.md``."""
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n") != "---":
+    # Only LF (optionally after CR) ends a line here, as in YAML; str.splitlines
+    # would also split on form feeds and Unicode separators inside values.
+    lines = text.split("\n")
+    if lines[0].removesuffix("\r") != "---":
         raise SkillRejected("SKILL.md does not begin with a '---' frontmatter fence")
     for index in range(1, len(lines)):
-        if lines[index].rstrip("\r\n") == "---":
-            return "".join(lines[1:index])
+        if lines[index].removesuffix("\r") == "---":
+            return "\n".join(lines[1:index]) + "\n"
     raise SkillRejected("SKILL.md frontmatter has no closing '---' fence")
 
 

@@ -154,6 +154,10 @@ def _load_origin(origin: SkillOrigin) -> tuple[list[Skill], list[RejectedSkill]]
                 RejectedSkill(name, origin.name, f"could not be read: {exc.strerror or exc}")
             )
             continue
+        except Exception as exc:  # one faulty skill must not take down the others
+            reason = f"unexpected {type(exc).__name__} while loading"
+            rejected.append(RejectedSkill(name, origin.name, reason))
+            continue
         retained += plan.total_bytes
         skills.append(skill)
     return skills, rejected
