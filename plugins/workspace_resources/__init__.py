@@ -1,0 +1,32 @@
+"""Workspace resources (``pm://workspace/...``) and the three workflow prompts.
+
+Resources are always listed and readable (no negotiation): the ranked
+context, the session focus, the live claims, and the repository's agent guide
+(``AGENTS.md``). Each read goes through the tracker SDK at that moment, so a
+resource never serves a stale snapshot.
+
+Hooks: ``pm_resource_providers``, ``pm_register_prompts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from plugins.workspace_resources.prompts import prompt_specs
+from plugins.workspace_resources.resources import PREFIX, provider
+from pm_core import hookimpl
+from pm_core.contracts import PromptSpec, ResourceProvider
+
+__all__ = ["PREFIX", "pm_register_prompts", "pm_resource_providers"]
+
+
+@hookimpl
+def pm_resource_providers() -> Sequence[ResourceProvider]:
+    """Serve ``pm://workspace/`` resources."""
+    return [provider()]
+
+
+@hookimpl
+def pm_register_prompts() -> Sequence[PromptSpec]:
+    """Contribute ``orient``, ``claim-and-start`` and ``record-evidence-and-close``."""
+    return prompt_specs()
