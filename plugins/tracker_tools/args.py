@@ -93,6 +93,16 @@ def text_list(args: Mapping[str, Any], key: str) -> list[str]:
     raise UsageError(f"{key} must be a string or a list of strings, got {value!r}")
 
 
+def one_or_many(args: Mapping[str, Any], key: str) -> str | list[str] | None:
+    """A string or a list of strings, kept as given (filters that take several values)."""
+    value = args.get(key)
+    if value in _ABSENT:
+        return None
+    if isinstance(value, str):
+        return value
+    return text_list(args, key)
+
+
 def bag(args: Mapping[str, Any], key: str = "options") -> dict[str, Any]:
     """The option bag (an object; absent means empty)."""
     value = args.get(key)

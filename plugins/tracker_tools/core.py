@@ -192,18 +192,33 @@ def close_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 
 def claim_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, force?}`` (claim and release)."""
-    return s.tool({"id": s.item_id(), "force": s.boolean()}, ["id"])
+    """``{id, force?, renew?, local?}``."""
+    return s.tool(
+        {"id": s.item_id(), "force": s.boolean(), "renew": s.boolean(), "local": s.boolean()},
+        ["id"],
+    )
+
+
+def release_schema(_c: WorkspaceContracts) -> Schema:
+    """``{id, force?, local?}``."""
+    return s.tool({"id": s.item_id(), "force": s.boolean(), "local": s.boolean()}, ["id"])
 
 
 def claim_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """The claim receipt; held by another author is a conflict unless forced."""
-    return ctx.tracker.claim(a.required_text(args, "id"), force=a.flag(args, "force"))
+    """The claim lease receipt; held by another author is a conflict unless forced."""
+    return ctx.tracker.claim(
+        a.required_text(args, "id"),
+        force=a.flag(args, "force"),
+        renew=a.flag(args, "renew"),
+        local=a.flag(args, "local"),
+    )
 
 
 def release_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The release receipt; only the holder releases unless forced."""
-    return ctx.tracker.release(a.required_text(args, "id"), force=a.flag(args, "force"))
+    return ctx.tracker.release(
+        a.required_text(args, "id"), force=a.flag(args, "force"), local=a.flag(args, "local")
+    )
 
 
 # ------------------------------------------------------------------ pm_mutate
@@ -235,7 +250,9 @@ def mutate_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 
 def list_schema(c: WorkspaceContracts) -> Schema:
-    """``{options: {status, type, tag, assignee, parent, all, priority, fields, limit, offset}}``."""
+    """``{options: {status, type, tag, assignee, parent, all, priority, fields, sort, limit, offset}}``."""
+    from pm_core.tracker.listing import SORTS
+
     options = s.obj(
         {
             "status": s.choice(c.statuses),
@@ -246,6 +263,7 @@ def list_schema(c: WorkspaceContracts) -> Schema:
             "priority": s.priority(),
             "all": s.boolean(),
             "fields": s.strings(),
+            "sort": s.choice(SORTS),
             "limit": s.integer(1),
             "offset": s.integer(0),
         }
@@ -264,6 +282,7 @@ _LIST_OPTIONS = (
     "all",
     "include_terminal",
     "fields",
+    "sort",
     "limit",
     "offset",
 )
@@ -275,14 +294,15 @@ def list_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     tags = a.text_list(options, "tag") + a.text_list(options, "tags")
     fields = a.text_list(options, "fields")
     value = ctx.tracker.list_items(
-        status=options.get("status"),
-        type=options.get("type"),
+        status=a.one_or_many(options, "status"),
+        type=a.one_or_many(options, "type"),
         tags=tags,
         assignee=a.text(options, "assignee"),
         parent=a.text(options, "parent"),
         priority=options.get("priority"),
         include_terminal=a.flag(options, "all") or a.flag(options, "include_terminal"),
         fields=fields or None,
+        sort=a.text(options, "sort") or "default",
         limit=a.integer(options, "limit", minimum=1),
         offset=a.integer(options, "offset", minimum=0) or 0,
     )

@@ -25,35 +25,63 @@ _EVENTS_MAX = 1000
 
 
 def context_schema(_c: WorkspaceContracts) -> Schema:
-    """``{options: {depth, limit, parent}}``."""
+    """``{options: {depth, limit, parent, section, tokenBudget}}``."""
     from pm_core.tracker.ranking import DEPTHS
+    from pm_core.tracker.sections import ALL_SECTIONS
 
-    options = s.obj({"depth": s.choice(DEPTHS), "limit": s.integer(1), "parent": s.item_id()})
+    options = s.obj(
+        {
+            "depth": s.choice(DEPTHS),
+            "limit": s.integer(1),
+            "parent": s.item_id(),
+            "section": s.choice(ALL_SECTIONS),
+            "tokenBudget": s.integer(64),
+        }
+    )
     return s.tool({"options": options})
 
 
 def context_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The ranked working context."""
-    options, warnings = a.known_options(a.bag(args), ("depth", "limit", "parent"), "pm_context")
+    options, warnings = a.known_options(
+        a.bag(args), ("depth", "limit", "parent", "section", "token_budget"), "pm_context"
+    )
     value = ctx.tracker.context(
         depth=a.text(options, "depth") or "brief",
         limit=a.integer(options, "limit", minimum=1) or 10,
         parent=a.text(options, "parent"),
+        section=a.text(options, "section"),
+        token_budget=a.integer(options, "token_budget"),
     )
     return a.result(value, warnings)
 
 
 def next_schema(_c: WorkspaceContracts) -> Schema:
-    """``{options: {limit, parent}}``."""
-    return s.tool({"options": s.obj({"limit": s.integer(1), "parent": s.item_id()})})
+    """``{options: {limit, parent, readyOnly, includeDecisions, tokenBudget}}``."""
+    options = s.obj(
+        {
+            "limit": s.integer(1),
+            "parent": s.item_id(),
+            "readyOnly": s.boolean(),
+            "includeDecisions": s.boolean(),
+            "tokenBudget": s.integer(64),
+        }
+    )
+    return s.tool({"options": options})
+
+
+_NEXT_OPTIONS = ("limit", "parent", "ready_only", "include_decisions", "token_budget")
 
 
 def next_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The recommended item with reasons, then ready, blocked and held rows."""
-    options, warnings = a.known_options(a.bag(args), ("limit", "parent"), "pm_next")
+    options, warnings = a.known_options(a.bag(args), _NEXT_OPTIONS, "pm_next")
     value = ctx.tracker.next_items(
         limit=a.integer(options, "limit", minimum=1) or 5,
         parent=a.text(options, "parent"),
+        ready_only=a.flag(options, "ready_only"),
+        include_decisions=a.flag(options, "include_decisions"),
+        token_budget=a.integer(options, "token_budget"),
     )
     return a.result(value, warnings)
 

@@ -72,7 +72,7 @@ _SPECS: tuple[ToolSpec, ...] = (
         "pm_release",
         "Release your claim on an item when you stop working on it.",
         "release",
-        core.claim_schema,
+        core.release_schema,
         core.release_handler,
     ),
     ToolSpec(

@@ -273,6 +273,21 @@ def test_list_filters_and_pages(tools: ToolHost) -> None:
     assert [r["title"] for r in result["items"]] == ["a"]
 
 
+def test_list_takes_several_statuses_and_a_sort(tools: ToolHost) -> None:
+    first = new_item(tools, "b first")
+    second = new_item(tools, "a second")
+    tools.value("pm_claim", {"id": first})
+    result = tools.value(
+        "pm_list", {"options": {"status": ["open", "in_progress"], "sort": "title"}}
+    )
+    assert [r["id"] for r in result["items"]] == [second, first]
+
+
+def test_list_with_a_non_text_status_is_a_usage_error(tools: ToolHost) -> None:
+    with pytest.raises(UsageError, match="status"):
+        tools.call("pm_list", {"options": {"status": 3}})
+
+
 def test_list_drops_unknown_options_with_a_warning_naming_each(tools: ToolHost) -> None:
     new_item(tools)
     outcome = tools.call("pm_list", {"options": {"limit": 1, "colour": "red", "shape": 2}})
@@ -305,6 +320,15 @@ def test_context_ranks_open_work(tools: ToolHost) -> None:
     assert item in json.dumps(result)
 
 
+def test_context_honours_section_and_token_budget(tools: ToolHost) -> None:
+    new_item(tools)
+    result = tools.value(
+        "pm_context", {"options": {"depth": "standard", "section": "workload", "tokenBudget": 400}}
+    )
+    assert list(result["sections"]) == ["workload"]
+    assert result["token_cost"]["budget"] == 400
+
+
 def test_context_with_unknown_depth_is_a_usage_error(tools: ToolHost) -> None:
     with pytest.raises(UsageError, match="depth"):
         tools.call("pm_context", {"options": {"depth": "abyssal"}})
@@ -314,6 +338,15 @@ def test_next_recommends_the_ready_item(tools: ToolHost) -> None:
     item = new_item(tools)
     result = tools.value("pm_next", {"options": {"limit": 2}})
     assert result["recommended"]["id"] == item
+
+
+def test_next_ready_only_and_decisions(tools: ToolHost) -> None:
+    new_item(tools, "Pick a database", type="Decision")
+    options = {"readyOnly": True, "includeDecisions": True}
+    with_decisions = tools.value("pm_next", {"options": options})
+    without = tools.value("pm_next", {"options": {"readyOnly": True}})
+    assert "Pick a database" in [r["title"] for r in with_decisions["ready"]]
+    assert "Pick a database" not in [r["title"] for r in without["ready"]]
 
 
 def test_next_with_zero_limit_is_a_usage_error(tools: ToolHost) -> None:
