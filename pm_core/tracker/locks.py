@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,12 @@ from pm_core.tracker.errors import ConflictError
 
 DEFAULT_TTL_SECONDS = 1800
 DEFAULT_WAIT_MS = 3000
+
+
+def _hostname() -> str:
+    import socket  # only lock takers pay for it
+
+    return socket.gethostname()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -60,7 +65,7 @@ def lock_is_stale(info: dict[str, Any], path: Path) -> bool:
     if time.time() > created + ttl:
         return True
     host = info.get("host")
-    if host in (None, socket.gethostname()):
+    if host in (None, _hostname()):
         try:
             return not _pid_alive(int(info.get("pid", 0)))
         except (TypeError, ValueError):
@@ -84,7 +89,7 @@ def item_lock(
         {
             "id": item_id,
             "pid": os.getpid(),
-            "host": socket.gethostname(),
+            "host": _hostname(),
             "owner": owner,
             "created_at": now_iso(),
             "ttl_seconds": ttl_seconds,

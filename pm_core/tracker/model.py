@@ -9,13 +9,11 @@ nested keys survive a round trip too.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
-import cattrs
 
 #: Priorities 0..4 and their names.
 PRIORITY_NAMES: tuple[str, ...] = ("critical", "high", "medium", "low", "minimal")
@@ -338,12 +336,18 @@ def canonical_json(value: Any) -> str:
 
 def document_hash(document: Mapping[str, Any]) -> str:
     """SHA-256 hex of a ``{metadata, body}`` document's canonical JSON."""
+    # Imported here: reads that never hash (get, list) skip OpenSSL's start-up.
+    import hashlib
+
     return hashlib.sha256(canonical_json(document).encode("utf-8")).hexdigest()
 
 
-_converter = cattrs.Converter()
-# ``confidence`` is 0-100 or a word: keep whichever the file holds.
-_converter.register_structure_hook(int | str | None, lambda value, _type: value)
+#: Known fields holding text; a number or boolean the file holds there is kept
+#: as its text. Every other field keeps the value the file holds (lists and
+#: integers are checked in :func:`item_from_record`).
+_TEXT_FIELDS: frozenset[str] = frozenset(
+    f.name for f in attrs.fields(Item) if str(f.type) in ("str", "str | None")
+)
 
 
 class ItemFormatError(ValueError):
@@ -397,10 +401,17 @@ def item_from_record(record: Mapping[str, Any]) -> Item:
     for key in ("created_at", "updated_at"):
         if known.get(key) is None:
             known[key] = ""
-    try:
-        item = _converter.structure(known, Item)
-    except Exception as exc:  # cattrs raises ClassValidationError groups
-        raise ItemFormatError(f"item fields have the wrong shape: {exc}") from exc
+    for key in _TEXT_FIELDS.intersection(known):
+        value = known[key]
+        if value is None or isinstance(value, str):
+            continue
+        if isinstance(value, dict | list):
+            raise ItemFormatError(f"field '{key}' must be text, got {type(value).__name__}")
+        known[key] = str(value)
+    regression = known.get("regression")
+    if regression is not None and not isinstance(regression, bool):
+        raise ItemFormatError(f"field 'regression' must be true or false, got {regression!r}")
+    item = Item(**known)
     item.extra = extra
     item.extra_after = extra_after
     return item

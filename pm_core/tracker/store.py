@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import string
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +26,8 @@ _ID_CHARS = frozenset(_ID_ALPHABET + "-_.")
 def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so readers see the old or the new bytes, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # only writers pay for it
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -88,6 +88,8 @@ def normalize_id(raw: str, prefix: str) -> str:
 
 def new_token(length: int) -> str:
     """A random base36 token."""
+    import secrets  # only creates pay for it
+
     return "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
 
 

@@ -16,13 +16,17 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pm_core.contracts import FieldDecl, WorkspaceContracts
 from pm_core.tracker.errors import NotFoundError, UsageError
 from pm_core.tracker.model import BUILTIN_TYPES, STATUSES, TERMINAL_STATUSES
+
+if TYPE_CHECKING:
+    # Imported where used: defining the contract classes costs start-up time
+    # that plain reads (`pm get`, `pm list`) should not pay.
+    from pm_core.contracts import FieldDecl, WorkspaceContracts
 
 TRACKER_DIR = Path(".agents") / "pm"
 FIELD_TYPES = ("string", "number", "boolean", "string_array", "array", "object")
@@ -131,6 +135,8 @@ class Schema:
 
     def contracts(self) -> WorkspaceContracts:
         """The projection tool schemas are built from."""
+        from pm_core.contracts import WorkspaceContracts
+
         return WorkspaceContracts(
             types=tuple(t.name for t in self.types),
             statuses=self.status_names,
@@ -248,6 +254,8 @@ def load_schema(root: Path) -> Schema:
         key = str(d.get("key", "")).strip()
         if not key:
             continue
+        from pm_core.contracts import FieldDecl
+
         fields.append(
             FieldDecl(
                 key=key,
