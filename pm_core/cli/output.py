@@ -8,11 +8,12 @@ for exactly what they want (``--json`` or an explicit ``--limit``).
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping
 from typing import Any
 
-from pm_core.tracker.budget import ceiling, estimate_tokens, fit
+from pm_core.tracker.budget import OMITTED_KEY, ceiling, estimate_tokens, fit, json_measure
 
 
 def encode_json(payload: Any) -> str:
@@ -44,8 +45,25 @@ def render(
     budget = ceiling(kind, fmt, settings)
     if estimate_tokens(text) <= budget:
         return text
-    shrunk = fit(payload, budget, kind=kind, measure=lambda p: estimate_tokens(encode(p)))
-    return encode(shrunk)
+    # Shrinking measures many candidates and encoding each as TOON is slow:
+    # measure compact JSON (C-accelerated) scaled by the TOON/JSON size ratio
+    # of the first candidate at each level, then check the result for real.
+    ratios: dict[str, float] = {}
+
+    def measure(candidate: Any) -> int:
+        level = str((candidate.get(OMITTED_KEY) or {}).get("level", "full"))
+        if level not in ratios:
+            exact = estimate_tokens(encode(candidate))
+            ratios[level] = exact / max(1, json_measure(candidate))
+            return exact
+        return math.ceil(json_measure(candidate) * ratios[level])
+
+    shrunk = fit(payload, budget, kind=kind, measure=measure)
+    out = encode(shrunk)
+    if estimate_tokens(out) > budget:
+        shrunk = fit(payload, budget, kind=kind, measure=lambda p: estimate_tokens(encode(p)))
+        out = encode(shrunk)
+    return out
 
 
 def write(text: str) -> None:
