@@ -14,11 +14,13 @@ import math
 import re
 from pathlib import Path
 
+import click
 import pytest
 
 from plugins.skills_sep2640.registry import SkillRegistry
 from pm_core import hookspecs
 from pm_core.capabilities import builtin_commands
+from pm_core.cli.app import cli
 from pm_core.contracts import SkillOrigin
 from pm_core.host import Host
 from pm_core.tracker.api import Tracker
@@ -41,6 +43,8 @@ TOOL_COMMANDS = frozenset(
 FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 INLINE = re.compile(r"`([^`\n]+)`")
 COMMAND = re.compile(r"(?<![\w./-])pm ([a-z][a-z0-9-]*)")
+INVOCATION = re.compile(r"(?<![\w./-])pm ([a-z][a-z0-9-]*)([^#|`\n]*)")
+FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 TOOL = re.compile(r"(?<![\w.])pm_([a-z]+)(?![\w])")
 HOOK_CALL = re.compile(r"(?<![\w.])(pm_[a-z]+(?:_[a-z]+)+)(?:\(([^)]*)\))?")
 ENV = re.compile(r"\bPM_[A-Z_]+\b")
@@ -104,6 +108,22 @@ def test_every_pm_command_named_by_a_skill_exists(name: str, command_names: froz
     assert named, f"{name} names no pm command at all"
     unknown = sorted(named - command_names - defined)
     assert unknown == [], f"{name} names commands pm does not have: {unknown}"
+
+
+@pytest.mark.parametrize("name", SKILL_NAMES)
+def test_every_pm_invocation_uses_a_real_cli_command_and_flags(name: str) -> None:
+    text = all_text(name)
+    defined = set(DEFINED.findall(text))
+    ctx = click.Context(cli)
+    global_flags = {opt for param in cli.params for opt in param.opts} | {"--help"}
+    for command_name, rest in INVOCATION.findall(code_of(text)):
+        if command_name in defined:
+            continue
+        command = cli.get_command(ctx, command_name)
+        assert command is not None, f"{name}: `pm {command_name}` is not a pm CLI command"
+        flags = global_flags | {opt for param in command.params for opt in param.opts}
+        unknown = sorted(set(FLAG.findall(rest)) - flags)
+        assert unknown == [], f"{name}: `pm {command_name}` has no option {unknown}"
 
 
 @pytest.mark.parametrize("name", SKILL_NAMES)
