@@ -287,7 +287,10 @@ def schema_add(tracker: Tracker, kind: str, name: str, **options: Any) -> dict[s
         "field": schema_add_field,
     }
     if kind not in adders:
-        raise UsageError(f"cannot add {kind!r} to the schema", hint="add a type, status or field")
+        raise UsageError(
+            f"cannot add {kind!r} to the schema: it takes a type, status or field",
+            hint="pm schema add type|status|field NAME",
+        )
     return adders[kind](tracker, name, **options)
 
 

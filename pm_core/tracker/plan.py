@@ -175,7 +175,8 @@ def validate_steps(steps: Sequence[Mapping[str, Any]]) -> list[str]:
         if state[step_id] not in STEP_STATUSES:
             problems.append(f"step {step_id} has unknown status {state[step_id]!r}")
         deps = [str(d) for d in step.get("depends_on") or ()]
-        graph[step_id] = deps
+        # Merge on duplicate ids so a cycle through either copy is still seen.
+        graph.setdefault(step_id, []).extend(deps)
         for dep in deps:
             if dep not in state:
                 problems.append(f"step {step_id} depends on unknown step {dep}")

@@ -506,14 +506,15 @@ def context(
     if view.corrupt:
         result["skipped_corrupt"] = [view.relpath(p) for p, _ in view.corrupt]
     budget = token_budget if token_budget else None if depth == "full" else context_budget(limit)
-    steps: list[tuple[str, str, str, Any]] = [
+    dropped: list[str] = []
+    steps: list[tuple[Any, ...]] = [
         (
-            f"section:{name}",
+            "sections",
             "token_budget",
-            f"pm context --section {name}",
-            sec.drop_section(name),
+            "pm context --section NAME",
+            sec.drop_sections(chosen, dropped),
+            {"names": dropped},
         )
-        for name in reversed(chosen)
     ]
     lists = ["high_level", "blocked_fallback"]
     more = f"pm context --depth {depth} --token-budget {(budget or 0) * 2}"

@@ -231,14 +231,18 @@ def build(name: str, view: TrackerView, scope: Scope, now: datetime, cap: int | 
     raise KeyError(name)
 
 
-def drop_section(name: str) -> Callable[[dict[str, Any], int], int]:
-    """A budget step that removes one section."""
+def drop_sections(order: list[str], dropped: list[str]) -> Callable[[dict[str, Any], int], int]:
+    """A budget step that removes the last remaining section of ``order`` (noting its name)."""
 
     def step(result: dict[str, Any], _excess: int) -> int:
         sections = result.get("sections")
-        if isinstance(sections, dict) and name in sections:
-            del sections[name]
-            return 1
+        if not isinstance(sections, dict):
+            return 0
+        for name in reversed(order):
+            if name in sections:
+                del sections[name]
+                dropped.append(name)
+                return 1
         return 0
 
     return step

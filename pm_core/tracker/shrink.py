@@ -38,16 +38,24 @@ def check_budget(budget: int | None) -> None:
 ShrinkStep = Callable[[dict[str, Any], int], int]
 
 
+#: A step: (what, reason, recover, step) or with a fifth element, a mapping merged
+#: into the receipt (values may be lists the step fills, e.g. names dropped).
+Step = tuple[Any, ...]
+
+
 def fit_to_budget(
     result: dict[str, Any],
     budget: int | None,
-    steps: Sequence[tuple[str, str, str, ShrinkStep]],
+    steps: Sequence[Step],
 ) -> dict[str, Any]:
-    """Apply ``steps`` (what, reason, recover, step) in order until ``result`` fits.
+    """Apply ``steps`` in order until ``result`` fits ``budget``.
 
     Each step is applied repeatedly while it still removes something and the
-    result is over budget; its removals are summed into one omission entry.
-    Sets ``token_cost`` and ``omissions`` on the result and returns it.
+    result is over budget; its removals are summed into one omission entry
+    ``{what, count, reason, recover}``. When every step is spent and the
+    receipts themselves are what overflows, they are merged into one. Sets
+    ``token_cost`` (``estimated_tokens``, ``budget``, ``within_budget``) and
+    ``omissions`` on the result and returns it.
     """
     result.setdefault("omissions", [])
     omissions: list[dict[str, Any]] = result["omissions"]
@@ -61,10 +69,12 @@ def fit_to_budget(
     if budget is None:
         cost()
         return result
-    for what, reason, recover, step in steps:
+    for what, reason, recover, step, *rest in steps:
         if cost() <= budget:
             break
         receipt: dict[str, Any] = {"what": what, "count": 0, "reason": reason, "recover": recover}
+        if rest:
+            receipt.update(rest[0])
         added = False
         while (tokens := cost()) > budget:
             removed = step(result, tokens - budget)
@@ -74,7 +84,14 @@ def fit_to_budget(
             if not added:
                 omissions.append(receipt)
                 added = True
-    # The receipts themselves cost tokens: settle the final figure.
+    if cost() > budget and len(omissions) > 1:
+        merged = {
+            "what": "detail",
+            "count": sum(int(o["count"]) for o in omissions),
+            "reason": "token_budget",
+            "recover": "raise the token budget",
+        }
+        omissions[:] = [merged]
     tokens = cost()
     result["token_cost"]["within_budget"] = tokens <= budget
     return result

@@ -202,11 +202,15 @@ def _check_lifecycle(tracker: Tracker, view: TrackerView) -> list[Failure]:
                         fix=f'pm reopen {item.id}, then pm close {item.id} "reason"',
                     )
                 )
-            if item.claim_principal:
+            # Closing keeps who did the work (assignee, claim_principal) but ends
+            # the lease; a live lease on a finished item is the inconsistency.
+            if item.claim_expires_at:
                 out.append(
                     _failure(
                         item.id,
-                        f"{item.status} but still claimed by {item.claim_principal}",
+                        f"{item.status} but still holds a claim lease "
+                        f"({item.claim_principal or item.assignee or 'unknown'} until "
+                        f"{item.claim_expires_at})",
                         path=path,
                         fix=f"pm release {item.id} --force",
                     )
