@@ -18,19 +18,17 @@ import importlib.resources
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import structlog
-
-from plugins.skills_sep2640.capability import (
-    SKILLS_EXTENSION_ID,
-    SKILLS_REVISION,
-    SKILLS_SERVER_CAPABILITY,
-    assert_skills_capability,
-)
-from plugins.skills_sep2640.registry import SkillRegistry
-from plugins.skills_sep2640.service import RegistryCache, SkillsService
 from pm_core import __version__, hookimpl
-from pm_core.contracts import ProtocolExtension, ResourceProvider, SkillOrigin
+from pm_core.contracts import SkillOrigin
+
+if TYPE_CHECKING:
+    from plugins.skills_sep2640.service import SkillsService
+    from pm_core.contracts import ProtocolExtension, ResourceProvider
+
+# The registry (YAML, hashing) and structlog are imported only when skills are
+# first served: every pm program loads this plugin, few of them serve skills.
 
 #: The package that ships the canonical skills inside the wheel.
 PACKAGE_SKILLS = "pm_core._skills"
@@ -40,13 +38,9 @@ PACKAGE_PRECEDENCE = 0
 WORKSPACE_PRECEDENCE = 100
 
 __all__ = [
-    "SKILLS_EXTENSION_ID",
-    "SKILLS_REVISION",
-    "SKILLS_SERVER_CAPABILITY",
-    "RegistryCache",
-    "SkillRegistry",
-    "SkillsService",
-    "assert_skills_capability",
+    "PACKAGE_ORIGIN",
+    "PACKAGE_SKILLS",
+    "WORKSPACE_ORIGIN",
     "package_skills_root",
     "pm_protocol_extensions",
     "pm_resource_providers",
@@ -59,7 +53,15 @@ def _service() -> SkillsService:
     # One service per process: the extension methods and the resource provider
     # must read from the same cached registry, and both hooks are called once
     # per host without any shared argument to hang the cache on.
+    from plugins.skills_sep2640.service import RegistryCache, SkillsService
+
     return SkillsService(RegistryCache())
+
+
+def _warn(event: str, **fields: str) -> None:
+    import structlog
+
+    structlog.get_logger("pm.skills").warning(event, **fields)
 
 
 def package_skills_root() -> Path | None:
@@ -67,13 +69,11 @@ def package_skills_root() -> Path | None:
     try:
         root = importlib.resources.files(PACKAGE_SKILLS)
     except ModuleNotFoundError:
-        structlog.get_logger("pm.skills").warning("package_skills_missing", package=PACKAGE_SKILLS)
+        _warn("package_skills_missing", package=PACKAGE_SKILLS)
         return None
     if not isinstance(root, Path):
         # Zip imports have no directory to lstat; the loader refuses to guess.
-        structlog.get_logger("pm.skills").warning(
-            "package_skills_not_on_disk", package=PACKAGE_SKILLS, location=str(root)
-        )
+        _warn("package_skills_not_on_disk", package=PACKAGE_SKILLS, location=str(root))
         return None
     return root
 

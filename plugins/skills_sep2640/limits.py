@@ -28,6 +28,9 @@ MAX_SKILLS_PER_ORIGIN: Final = 100
 MAX_ORIGIN_BYTES: Final = 32 * MIB
 #: Bytes of YAML between the ``---`` fences of ``SKILL.md``.
 MAX_FRONTMATTER_BYTES: Final = 64 * 1024
+#: ``skills/list`` page size: default and largest a request may ask for.
+DEFAULT_LIST_LIMIT: Final = 20
+MAX_LIST_LIMIT: Final = 100
 #: Agent Skills: 1-64 chars of ``a-z0-9``, single hyphens inside.
 MAX_NAME_LENGTH: Final = 64
 MAX_DESCRIPTION_LENGTH: Final = 1024

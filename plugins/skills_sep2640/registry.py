@@ -26,6 +26,8 @@ from plugins.skills_sep2640.capability import (
 from plugins.skills_sep2640.cursor import CursorCodec
 from plugins.skills_sep2640.frontmatter import parse_frontmatter
 from plugins.skills_sep2640.limits import (
+    DEFAULT_LIST_LIMIT,
+    MAX_LIST_LIMIT,
     MAX_ORIGIN_BYTES,
     MAX_SKILLS_PER_ORIGIN,
     SkillRejected,
@@ -57,8 +59,6 @@ from pm_core.contracts import (
     SkillOrigin,
 )
 
-DEFAULT_LIST_LIMIT: Final = 20
-MAX_LIST_LIMIT: Final = 100
 DIRECTORY_PAGE_SIZE: Final = 50
 LIST_SCOPE: Final = "skills/list"
 

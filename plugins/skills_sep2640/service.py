@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from plugins.skills_sep2640.capability import (
     SKILLS_EXTENSION_ID,
@@ -20,7 +20,7 @@ from plugins.skills_sep2640.capability import (
     missing_capability_error,
     negotiated,
 )
-from plugins.skills_sep2640.registry import DEFAULT_LIST_LIMIT, SkillRegistry
+from plugins.skills_sep2640.limits import DEFAULT_LIST_LIMIT
 from pm_core.contracts import (
     INVALID_PARAMS,
     ExtensionMethod,
@@ -33,6 +33,9 @@ from pm_core.contracts import (
     ServeContext,
     SkillOrigin,
 )
+
+if TYPE_CHECKING:
+    from plugins.skills_sep2640.registry import SkillRegistry
 
 #: SEP-2549 hints on 2026-07-28 results. The registry never changes while the
 #: server runs, so the hint only bounds how long a client trusts its copy.
@@ -66,6 +69,10 @@ class RegistryCache:
         with self._lock:
             registry = self._entries.get(key)
             if registry is None:
+                # Imported on first use: YAML parsing and hashing are only
+                # needed once a client actually asks for skills.
+                from plugins.skills_sep2640.registry import SkillRegistry
+
                 registry = SkillRegistry.load(origins)
                 self.loads += 1
                 self._entries[key] = registry
