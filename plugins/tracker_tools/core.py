@@ -38,9 +38,7 @@ _MUTATION_OPS = (
 # ------------------------------------------------------------------ helpers
 
 
-def field_options(
-    ctx: ToolContext, args: Mapping[str, Any], command: str
-) -> tuple[dict[str, Any], list[str]]:
+def field_options(ctx: ToolContext, args: Mapping[str, Any], command: str) -> dict[str, Any]:
     """The option bag with custom-field arguments moved in from the top level.
 
     A custom field declared for ``command`` is listed as a top-level
@@ -48,7 +46,6 @@ def field_options(
     field both ways with different values is ambiguous, so it is refused.
     """
     options = a.bag(args)
-    moved: list[str] = []
     for field in s.custom_fields(ctx.tracker.schema.contracts(), command):
         if field.key not in args or field.key in ("id", "options", *s.COMMON_ARGUMENTS):
             continue
@@ -59,8 +56,7 @@ def field_options(
                 hint="pass it either as a top-level argument or in options, not both",
             )
         options[field.key] = value
-        moved.append(field.key)
-    return options, moved
+    return options
 
 
 def _controls(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
@@ -71,10 +67,6 @@ def _controls(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]
         if name in names:
             found[name] = options.pop(key)
     return found
-
-
-def _control_list(controls: Mapping[str, Any], key: str) -> list[str]:
-    return a.text_list(controls, key)
 
 
 # ------------------------------------------------------------------ pm_get
@@ -111,7 +103,7 @@ def search_schema(_c: WorkspaceContracts) -> Schema:
 def search_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """Ranked hits over every item."""
     return ctx.tracker.search(
-        a.text(args, "query") or "",
+        a.required_text(args, "query"),
         mode=a.text(args, "mode") or "keyword",
         match=a.text(args, "match") or "or",
         limit=a.integer(args, "limit", minimum=1, maximum=500) or 50,
@@ -129,7 +121,7 @@ def create_schema(c: WorkspaceContracts) -> Schema:
 
 def create_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The creation receipt."""
-    options, _moved = field_options(ctx, args, "create")
+    options = field_options(ctx, args, "create")
     controls = _controls(options, ("allow_unresolved_deps",))
     return ctx.tracker.create(
         options, allow_unresolved_deps=a.flag(controls, "allow_unresolved_deps")
@@ -154,15 +146,15 @@ def update_schema(c: WorkspaceContracts) -> Schema:
 def update_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The update receipt (closing statuses are routed through close by the SDK)."""
     item = a.required_text(args, "id")
-    options, _moved = field_options(ctx, args, "update")
+    options = field_options(ctx, args, "update")
     controls = _controls(options, _UPDATE_CONTROLS)
     return ctx.tracker.update(
         item,
         options,
-        unset=_control_list(controls, "unset"),
-        add_tags=_control_list(controls, "add_tags"),
-        remove_tags=_control_list(controls, "remove_tags"),
-        remove_deps=_control_list(controls, "remove_deps"),
+        unset=a.text_list(controls, "unset"),
+        add_tags=a.text_list(controls, "add_tags"),
+        remove_tags=a.text_list(controls, "remove_tags"),
+        remove_deps=a.text_list(controls, "remove_deps"),
         allow_unresolved_deps=a.flag(controls, "allow_unresolved_deps"),
     )
 

@@ -32,7 +32,7 @@ RUN_TOOL = "pm_run"
 RUN_COMMAND = "run"
 
 #: pm_run's own arguments; everything else is passed on to the action.
-_OWN = ("action", "args", *s.COMMON_ARGUMENTS)
+_OWN = ("action", "args", "_meta", *s.COMMON_ARGUMENTS)
 _PARAM_TYPES: Mapping[str, Schema] = {
     "string": {"type": "string"},
     "integer": {"type": "integer"},
