@@ -66,9 +66,10 @@ def _init(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
     return ctx.tracker.init(a.text(params, "prefix"))
 
 
-#: Built-in commands with no tool: handler, then the names positionals fill.
+#: Built-in commands with no tool: handler, then the parameters it reads, in the
+#: order positionals fill them.
 DIRECT: Mapping[str, tuple[Callable[[ToolContext, Mapping[str, Any]], Any], tuple[str, ...]]] = {
-    "reopen": (_reopen, ("id",)),
+    "reopen": (_reopen, ("id", "reason")),
     "history": (_history, ("id",)),
     "delete": (_delete, ("id",)),
     "restore": (_restore, ("id", "ref")),
@@ -189,7 +190,13 @@ def handle(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         handler, names = DIRECT[action]
         params = {**a.bag(passed), **{k: v for k, v in passed.items() if k != "options"}}
         _fill(params, names, positionals, action)
-        return handler(ctx, params)
+        ignored = [
+            f"argument {key!r} is not used by {action}; it was ignored (it reads: "
+            f"{', '.join(names)})"
+            for key in params
+            if key not in names
+        ]
+        return _merge(handler(ctx, params), ignored)
     return _run_tool(ctx, action, passed, positionals)
 
 

@@ -132,6 +132,12 @@ def test_reopen_history_restore_and_delete_run_through_the_sdk(plain: ToolHost, 
         plain.tracker.get(item)
 
 
+def test_sdk_action_warns_about_arguments_it_does_not_read(plain: ToolHost, item: str) -> None:
+    outcome = plain.call("pm_run", {"action": "history", "id": item, "force": True})
+    assert outcome.value["count"] == 1
+    assert outcome.warnings and "'force'" in outcome.warnings[0]
+
+
 def test_init_is_idempotent_through_pm_run(plain: ToolHost) -> None:
     assert plain.value("pm_run", {"action": "init"})["created"] == []
 
