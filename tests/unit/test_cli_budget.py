@@ -1,0 +1,138 @@
+"""Token ceilings: payloads shrink step by step with an explicit omission receipt."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pm_core.cli.output import encode_toon, render
+from pm_core.tracker.budget import (
+    OMITTED_KEY,
+    ceiling,
+    estimate_tokens,
+    fit,
+    json_measure,
+    project,
+)
+
+
+def _rows(count: int, description: str = "d" * 300) -> dict[str, Any]:
+    items = [
+        {
+            "id": f"pm-{n:04d}",
+            "title": f"Item {n}",
+            "type": "Task",
+            "status": "open",
+            "priority": n % 5,
+            "description": description,
+            "tags": ["a", "b"],
+        }
+        for n in range(count)
+    ]
+    return {"items": items, "total": count}
+
+
+def test_estimate_is_bytes_over_four_rounded_up() -> None:
+    assert estimate_tokens("abcd") == 1
+    assert estimate_tokens("abcde") == 2
+    assert estimate_tokens("é") == 1  # two bytes
+
+
+def test_default_ceilings_by_kind_and_format() -> None:
+    assert ceiling("read", "toon") == 4000 and ceiling("read", "json") == 6000
+    assert ceiling("mutation", "toon") == 2000 and ceiling("mutation", "json") == 3000
+    assert ceiling("governance", "json") == 9000
+
+
+def test_settings_override_a_ceiling() -> None:
+    settings = {"output": {"token_budgets": {"read": {"toon": 123}}}}
+    assert ceiling("read", "toon", settings) == 123
+    assert ceiling("read", "json", settings) == 6000
+
+
+def test_payload_within_budget_is_returned_unchanged() -> None:
+    payload = _rows(3)
+    assert fit(payload, 4000) == payload
+
+
+def test_unbounded_budget_never_shrinks() -> None:
+    payload = _rows(500)
+    assert fit(payload, None) == payload
+
+
+def test_oversized_list_keeps_total_and_says_what_was_omitted() -> None:
+    payload = _rows(400)
+    result = fit(payload, 2000)
+    assert json_measure(result) <= 2000
+    assert result["total"] == 400
+    receipt = result[OMITTED_KEY]
+    assert receipt["reason"] == "token_budget" and receipt["budget_tokens"] == 2000
+    assert receipt["estimated_tokens"] == json_measure(payload)
+    assert "--limit" in receipt["recover"]
+    shown = len(result["items"])
+    assert receipt["omitted_count"] == 400 - shown
+    assert result.get("items_omitted", 0) == 400 - shown
+
+
+def test_shrinking_drops_detail_before_rows() -> None:
+    result = fit(_rows(40), 1500)
+    assert result[OMITTED_KEY]["level"] in ("compact", "brief")
+    assert len(result["items"]) == 40
+    assert all(len(r.get("description", "")) < 300 for r in result["items"])
+
+
+def test_brief_rows_keep_identity_fields() -> None:
+    result = fit(_rows(60), 1200)
+    row = result["items"][0]
+    assert {"id", "title", "status", "priority"} <= set(row)
+
+
+def test_tiny_budget_falls_back_to_counts() -> None:
+    result = fit(_rows(50), 30)
+    assert result[OMITTED_KEY]["level"] == "counts"
+    assert result["items"] == [] and result["items_count"] == 50
+
+
+def test_long_log_keeps_the_latest_entries() -> None:
+    comments = [{"text": f"comment {n} " + "x" * 200} for n in range(30)]
+    payload = {"item": {"id": "pm-a", "comments": comments}}
+    result = fit(payload, 600)
+    kept = result["item"]["comments"]
+    assert kept and kept[-1]["text"].startswith("comment 29")
+
+
+def test_input_payload_is_not_modified() -> None:
+    payload = _rows(100)
+    snapshot = json.dumps(payload)
+    fit(payload, 500)
+    assert json.dumps(payload) == snapshot
+
+
+def test_project_keeps_id_and_the_fields_asked_for_in_order() -> None:
+    record = {"id": "pm-a", "title": "t", "status": "open", "body": "b"}
+    assert list(project(record, ["status", "title", "nope"])) == ["id", "status", "title"]
+
+
+def test_render_shrinks_toon_output_to_its_ceiling() -> None:
+    payload = _rows(300)
+    text = render(payload, fmt="toon", kind="read")
+    assert estimate_tokens(text) <= 4000
+    assert "omitted:" in text and "total: 300" in text
+
+
+def test_render_unbounded_prints_everything() -> None:
+    payload = _rows(300)
+    assert render(payload, fmt="toon", bounded=False) == encode_toon(payload)
+
+
+def test_render_json_is_strict_json() -> None:
+    payload = _rows(2)
+    assert json.loads(render(payload, fmt="json")) == payload
+
+
+@pytest.mark.parametrize("kind", ["read", "mutation", "governance"])
+def test_render_respects_each_kind(kind: str) -> None:
+    text = render(_rows(400), fmt="toon", kind=kind)
+    assert estimate_tokens(text) <= ceiling(kind, "toon")
