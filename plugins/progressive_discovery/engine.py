@@ -116,8 +116,8 @@ def _row(
         "lexical": pick("lexical", ranked.lexical.get(i, 0.0), "query", q),
         "semantic": pick("semantic", ranked.semantic.get(i, 0.0), "thesaurus", q),
         "graph": pick("graph", ranked.graph.get(i, 0.0), "catalog", q),
-        "permission": Signal(1.0, w["permission"], True, "profile"),
-        "freshness": pick("freshness", 1.0, "static", True),
+        "permission": Signal(policy.PERMISSION_VALUE, w["permission"], True, "profile"),
+        "freshness": pick("freshness", policy.FRESHNESS_FALLBACK, "static", True),
         "usage": pick(
             "usage", ranked.index.usage_prior[i], ranking.fallback_usage_source(tool.name), True
         ),

@@ -9,10 +9,10 @@ result names the source of every value.
 Fallbacks, in order of weight:
 
 - ``lexical`` (0.4, source ``query``): share of the query's words, weighted by
-  BM25 inverse document frequency over the catalog, found (as written, or as its
-  plain plural or singular) in the tool's name or command (full credit), family (0.8) or description (0.7); +0.25 when the
-  whole query phrase appears in the name or description. Unavailable without
-  a query.
+  BM25 inverse document frequency over the catalog, found (as written, or as
+  a plain plural or singular) in the tool's name or command (full credit),
+  family (0.8) or description (0.7); +0.25 when the whole query phrase
+  appears in the name or description. Unavailable without a query.
 - ``semantic`` (0.2, source ``thesaurus``): the same share after stemming and
   thesaurus expansion: same stem (full credit), a shared synonym group (0.8),
   or one stem a prefix of the other (0.5).

@@ -126,13 +126,14 @@ def handle(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str, Any]:
     limit = _arg(args, "limit", int, "an integer from 1 to 100")
     budget = _arg(args, "outputBudget", int, "a positive integer (tokens)")
     include = _arg(args, "includeSchema", bool, "true or false")
+    tier = _arg(args, "tier", str, "core, standard or full")
     profile = ctx.request.profile
     candidates = [*ctx.tools, *extension_candidates(ctx.tools, ctx.commands, profile)]
     result = discover_tools(
         candidates,
         query=_arg(args, "query", str, "text"),
         family=_arg(args, "family", str, "a capability family name"),
-        tier=_arg(args, "tier", str, "core, standard or full") or "full",
+        tier="full" if tier is None else tier,
         limit=DEFAULT_LIMIT if limit is None else limit,
         cursor=_arg(args, "cursor", str, "a next_cursor string"),
         include_schema=bool(include),
