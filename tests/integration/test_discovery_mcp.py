@@ -15,7 +15,7 @@ from tests.support.mcp_client import McpProcess
 
 PTD = "dev.unbrained.pm/progressive-tool-discovery"
 ENTRY = ["pm_discover", "pm_next", "pm_context", "pm_search", "pm_get"]
-DECLARED = {PTD: {}}
+DECLARED: dict[str, Any] = {PTD: {}}
 
 
 def names(reply: dict[str, Any]) -> list[str]:

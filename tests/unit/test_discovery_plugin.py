@@ -30,7 +30,7 @@ from pm_core.tracker.api import Tracker
 from tests.support.discovery import CONTRACTS
 
 ENTRY = ["pm_discover", "pm_next", "pm_context", "pm_search", "pm_get"]
-DECLARED = {EXTENSION_ID: {}}
+DECLARED: dict[str, Any] = {EXTENSION_ID: {}}
 
 
 def _kanban(ctx: ToolContext, **params: Any) -> Any:

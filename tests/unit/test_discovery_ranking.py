@@ -182,4 +182,4 @@ def test_host_cannot_supply_other_signals(signal: str) -> None:
 @pytest.mark.parametrize("value", [1.5, -0.1, True, "high"])
 def test_host_values_must_be_normalized(value: object) -> None:
     with pytest.raises(DiscoveryError, match="from 0 to 1"):
-        discover([tool("x_a")], query="a", signals={"usage": {"x_a": value}})  # type: ignore[dict-item]
+        discover([tool("x_a")], query="a", signals={"usage": {"x_a": value}})
