@@ -172,7 +172,12 @@ def lexical(index: CatalogIndex, plan: QueryPlan) -> dict[int, float]:
         per_word.append((weight, tiers))
     values = _coverage(plan, per_word)
     if plan.phrase:
-        for i in values:
+        # Only a tool that has every word can contain the phrase: test those.
+        having: set[int] | None = None
+        for word, _ in plan.words:
+            holders = index.name_tokens.get(word, empty) | index.description_tokens.get(word, empty)
+            having = set(holders) if having is None else having & holders
+        for i in sorted(having or ()):
             if plan.phrase in index.phrase_text[i]:
                 values[i] = min(1.0, values[i] + _PHRASE_BONUS)
     return values
@@ -286,7 +291,9 @@ def rank(
     else:
         lex, sem, gra = {}, {}, {}
         relevant = set(index.up_to_tier[2])
-    relevant &= index.up_to_tier[TIER_RANK[tier]]
+    within_tier = index.up_to_tier[TIER_RANK[tier]]
+    if len(within_tier) < len(tools):
+        relevant &= within_tier
     if family is not None:
         relevant &= index.by_family.get(family, frozenset())
     n = len(tools)
