@@ -202,15 +202,20 @@ def claim_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         a.required_text(args, "id"),
         force=a.flag(args, "force"),
         renew=a.flag(args, "renew"),
-        local=a.flag(args, "local"),
+        **_local(args),
     )
 
 
 def release_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The release receipt; only the holder releases unless forced."""
     return ctx.tracker.release(
-        a.required_text(args, "id"), force=a.flag(args, "force"), local=a.flag(args, "local")
+        a.required_text(args, "id"), force=a.flag(args, "force"), **_local(args)
     )
+
+
+def _local(args: Mapping[str, Any]) -> dict[str, bool]:
+    """``local=True`` only when asked, so the SDK's own default applies otherwise."""
+    return {"local": True} if a.flag(args, "local") else {}
 
 
 # ------------------------------------------------------------------ pm_mutate
