@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
+from pm_core.tracker import claims as claiming
 from pm_core.tracker import history as hist
+from pm_core.tracker import indexing
 from pm_core.tracker.clock import now_iso
 from pm_core.tracker.errors import (
     ConflictError,
@@ -70,7 +72,9 @@ class Tracker:
         self.root = Path(root).resolve() if root else find_root(cwd, self.env)
         self._explicit_author = author
         #: Hooks run after every committed write (the read index subscribes).
-        self.after_write: list[Callable[[Item | None, str, Path | None], None]] = []
+        self.after_write: list[Callable[[Item | None, str, Path | None], None]] = [
+            partial(indexing.after_write, self)
+        ]
 
     # ------------------------------------------------------------ workspace
 
@@ -128,11 +132,11 @@ class Tracker:
 
     def items(self) -> list[Item]:
         """Every readable item (corrupt files are skipped; ``validate`` names them)."""
-        return [item for _, item in self.store.scan() if isinstance(item, Item)]
+        return [item for _, item in self.scan() if isinstance(item, Item)]
 
     def scan(self) -> Iterator[tuple[Path, Item | CorruptItemError]]:
-        """Every item file with its item or parse error."""
-        return self.store.scan()
+        """Every item file with its item or parse error (from the read index when it is on)."""
+        return indexing.scan(self)
 
     def is_terminal(self, item: Item) -> bool:
         """Whether ``item`` is closed or canceled (by status role)."""
@@ -186,10 +190,14 @@ class Tracker:
         op: str,
         change: Callable[[Item], None],
         *,
-        message: str | None = None,
+        message: str | Callable[[], str | None] | None = None,
         allow_no_effect: bool = False,
     ) -> tuple[Item, Item]:
-        """Lock, read, mutate a copy, commit. Returns (before, after)."""
+        """Lock, read, mutate a copy, commit. Returns (before, after).
+
+        ``message`` may be a callable, asked after ``change`` ran: a claim only
+        learns under the lock whether it took a lease over.
+        """
         item_id = self.normalize_id(item_id)
         with self._locked(item_id):
             before, path = self.store.read(item_id)
@@ -202,9 +210,10 @@ class Tracker:
                     f"{item_id}: nothing to change", hint="the item already matches"
                 )
             after.updated_at = now_iso()
+            claiming.renew_on_write(self, after, op)
             self._check_ownership(before, op)
             new_path = self.store.item_path(after.id, after.type)
-            self._commit(before, after, path, op, message)
+            self._commit(before, after, path, op, message() if callable(message) else message)
             if new_path != path:
                 self.store.write(after, new_path)
                 path.unlink()
@@ -500,69 +509,31 @@ class Tracker:
         force: bool = False,
         if_available: bool = False,
         renew: bool = False,
+        local: bool = False,
     ) -> Receipt:
-        """Test-and-set claim for the current author; conflict if held by another."""
-        me = self.author
-        warnings: list[str] = []
-        previous: dict[str, str | None] = {}
+        """Take (or, with ``renew``, extend) the claim lease for the current author.
 
-        def change(item: Item) -> None:
-            if item.status in self.schema.terminal_statuses:
-                raise ConflictError(
-                    f"{item.id} is {item.status}", hint=f"reopen it first: `pm reopen {item.id}`"
-                )
-            holder = item.claim_principal or item.assignee
-            previous["assignee"] = item.assignee
-            if holder and holder != me:
-                if not force:
-                    raise ConflictError(
-                        f"{item.id} is claimed by {holder}",
-                        hint="ask them to release it, or pass --force to take it over",
-                        details={"claimed_by": holder},
-                    )
-                warnings.append(f"claim_takeover: took {item.id} over from {holder}")
-            item.assignee = me
-            item.claim_principal = me
-            if item.status in ("open", "draft", "blocked") and not renew:
-                item.status = "in_progress"
-
-        try:
-            before, after = self._apply(
-                item_id, "claim", change, allow_no_effect=True, message="; ".join(warnings) or None
-            )
-        except ConflictError:
-            if if_available:
-                return {"id": self.normalize_id(item_id), "claimed": False, "skipped": True}
-            raise
-        return self.receipt(
-            before,
-            after,
-            claimed_by=me,
-            previous_assignee=previous.get("assignee"),
-            warnings=warnings,
+        A live lease of someone else is a conflict (exit 4) naming the holder
+        and expiry unless ``force`` (recorded as ``claim_takeover``); an expired
+        one is taken without force. In ``claims.mode`` remote the lease is a
+        compare-and-swap on the git remote first; ``local`` claims in the item
+        file only. See :mod:`pm_core.tracker.claims`.
+        """
+        return claiming.claim(
+            self, item_id, force=force, if_available=if_available, renew=renew, local=local
         )
 
-    def release(self, item_id: str, *, force: bool = False) -> Receipt:
-        """Clear the claim (only the holder, unless ``force``)."""
-        me = self.author
+    def release(self, item_id: str, *, force: bool = False, local: bool = False) -> Receipt:
+        """End the claim (only its holder, unless ``force``); remote mode deletes the lease ref."""
+        return claiming.release(self, item_id, force=force, local=local)
 
-        def change(item: Item) -> None:
-            holder = item.claim_principal or item.assignee
-            if not holder:
-                raise NoEffectError(f"{item.id} is not claimed")
-            if holder != me and not force:
-                raise ConflictError(
-                    f"{item.id} is claimed by {holder}, not {me}",
-                    hint="only the holder releases a claim; pass --force to override",
-                )
-            item.assignee = None
-            item.claim_principal = None
-            item.claim_expires_at = None
-            if item.status == "in_progress":
-                item.status = "open"
-
-        before, after = self._apply(item_id, "release", change)
-        return self.receipt(before, after, previous_assignee=before.assignee)
+    def claims(
+        self, *, include_expired: bool = False, fetch: bool = True, fallback: bool = False
+    ) -> dict[str, Any]:
+        """Live claim leases; in remote mode read from the git remote, with ``fetched_at``."""
+        return claiming.claims(
+            self, include_expired=include_expired, fetch=fetch, fallback=fallback
+        )
 
     def delete(self, item_id: str) -> Receipt:
         """Remove an item file; its history stays and records the deletion."""

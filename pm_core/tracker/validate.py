@@ -31,6 +31,7 @@ CHECKS: tuple[str, ...] = (
     "dependencies",
     "history",
     "duplicates",
+    "claims",
 )
 _RISKS = ("low", "medium", "high", "critical")
 _REPAIR = "pm validate --repair-history"
@@ -65,6 +66,7 @@ def validate(tracker: Tracker, checks: Sequence[str] | None = None) -> dict[str,
         "dependencies": _check_dependencies,
         "history": _check_history,
         "duplicates": _check_duplicates,
+        "claims": _check_claims,
     }
     results: list[dict[str, Any]] = []
     total = 0
@@ -286,6 +288,13 @@ def _check_duplicates(tracker: Tracker, view: TrackerView) -> list[Failure]:
                 )
             )
     return out
+
+
+def _check_claims(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    # Remote claims mode only: the item file's holder against the lease ref.
+    from pm_core.tracker.leases import lease_disagreements
+
+    return lease_disagreements(tracker)
 
 
 def _history_ids(history_dir: Path) -> list[str]:

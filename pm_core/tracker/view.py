@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from pm_core.tracker.errors import CorruptItemError
+from pm_core.tracker.leases import holder_overrides
 from pm_core.tracker.model import Item
 from pm_core.tracker.workspace import tracker_relpath
 
@@ -65,6 +66,9 @@ class TrackerView:
     blockers: dict[str, list[str]]
     dependents: dict[str, list[str]]
     edges: list[Edge]
+    #: Holders that differ from the item files: expired leases hold nothing, and in
+    #: remote mode the last fetched leases win (see ``leases.holder_overrides``).
+    lease_holders: dict[str, str | None] = attrs.field(factory=dict)
 
     # ------------------------------------------------------------ questions
 
@@ -73,7 +77,9 @@ class TrackerView:
         return item.status in self.terminal
 
     def holder(self, item: Item) -> str | None:
-        """Who holds the item's claim (principal first, then assignee)."""
+        """Who holds the item's claim (principal first, then assignee; leases applied)."""
+        if item.id in self.lease_holders:
+            return self.lease_holders[item.id]
         return item.claim_principal or item.assignee or None
 
     def held_by_other(self, item: Item) -> bool:
@@ -186,6 +192,7 @@ def build_view(tracker: Tracker) -> TrackerView:
         blockers=blockers,
         dependents=dependents,
         edges=edges,
+        lease_holders=holder_overrides(tracker, by_id.values()),
     )
 
 
