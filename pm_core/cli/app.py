@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "close": "pm_core.cli.cmd_lifecycle",
     "claim": "pm_core.cli.cmd_lifecycle",
     "release": "pm_core.cli.cmd_lifecycle",
+    "claims": "pm_core.cli.cmd_lifecycle",
     "reopen": "pm_core.cli.cmd_lifecycle",
     "comments": "pm_core.cli.cmd_evidence",
     "notes": "pm_core.cli.cmd_evidence",

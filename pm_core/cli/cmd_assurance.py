@@ -26,7 +26,7 @@ def _failing_ids(report: dict[str, Any]) -> list[str]:
     "checks",
     multiple=True,
     metavar="NAME",
-    help="Only these checks (parse, metadata, lifecycle, dependencies, history, duplicates).",
+    help="Only these checks (parse, metadata, lifecycle, dependencies, history, duplicates, claims).",
 )
 @click.option("--fix", is_flag=True, help="First repair histories that drifted from their files.")
 @json_option

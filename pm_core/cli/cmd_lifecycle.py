@@ -1,4 +1,4 @@
-"""Lifecycle commands: close, claim, release, reopen."""
+"""Lifecycle commands: close, claim, release, claims, reopen."""
 
 from __future__ import annotations
 
@@ -48,22 +48,39 @@ def cmd_close(
 @click.argument("item_id")
 @click.option("--force", is_flag=True, help="Take the item over from its holder.")
 @click.option("--if-available", is_flag=True, help="Skip (exit 0) when someone else holds it.")
+@click.option("--renew", is_flag=True, help="Extend your own lease (status unchanged).")
+@click.option("--local", is_flag=True, help="Claim in this clone only (remote mode offline).")
 @json_option
 @pass_state
-def cmd_claim(state: CliState, item_id: str, force: bool, if_available: bool) -> None:
-    """Claim an item for the current author (test-and-set)."""
-    receipt = state.tracker.claim(item_id, force=force, if_available=if_available)
+def cmd_claim(
+    state: CliState, item_id: str, force: bool, if_available: bool, renew: bool, local: bool
+) -> None:
+    """Claim an item for the current author: a lease (test-and-set; remote CAS in remote mode)."""
+    receipt = state.tracker.claim(
+        item_id, force=force, if_available=if_available, renew=renew, local=local
+    )
     state.emit(receipt, kind="mutation")
 
 
 @click.command("release")
 @click.argument("item_id")
 @click.option("--force", is_flag=True, help="Release a claim held by someone else.")
+@click.option("--local", is_flag=True, help="Release in this clone only (remote mode offline).")
 @json_option
 @pass_state
-def cmd_release(state: CliState, item_id: str, force: bool) -> None:
+def cmd_release(state: CliState, item_id: str, force: bool, local: bool) -> None:
     """Release a claim (only its holder, unless --force)."""
-    state.emit(state.tracker.release(item_id, force=force), kind="mutation")
+    state.emit(state.tracker.release(item_id, force=force, local=local), kind="mutation")
+
+
+@click.command("claims")
+@click.option("--all", "include_expired", is_flag=True, help="Include expired leases.")
+@click.option("--cached", is_flag=True, help="Remote mode: show the last fetch, no network.")
+@json_option
+@pass_state
+def cmd_claims(state: CliState, include_expired: bool, cached: bool) -> None:
+    """List live claim leases (remote mode: fetched from the git remote)."""
+    state.emit(state.tracker.claims(include_expired=include_expired, fetch=not cached))
 
 
 @click.command("reopen")
