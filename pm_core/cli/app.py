@@ -28,7 +28,7 @@ from pm_core.tracker.errors import PmError
 COMMANDS: dict[str, str] = {
     "init": "pm_core.cli.cmd_items",
     "create": "pm_core.cli.cmd_items",
-    "get": "pm_core.cli.cmd_items",
+    "get": "pm_core.cli.cmd_read",
     "update": "pm_core.cli.cmd_items",
     "delete": "pm_core.cli.cmd_items",
     "copy": "pm_core.cli.cmd_items",

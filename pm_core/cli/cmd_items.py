@@ -1,4 +1,4 @@
-"""Item commands: init, create, get, update, delete, copy, append."""
+"""Item commands: init, create, update, delete, copy, append."""
 
 from __future__ import annotations
 
@@ -49,24 +49,6 @@ def cmd_create(state: CliState, /, title_arg: str | None, **params: Any) -> None
         message=params.get("message"),
     )
     state.emit(receipt, kind="mutation")
-
-
-@click.command("get")
-@click.argument("item_id")
-@click.option("--fields", metavar="A,B", help="Only these fields (id is always kept).")
-@click.option("--at", "at", metavar="VERSION|TIME", help="The item as it was then (from history).")
-@json_option
-@pass_state
-def cmd_get(state: CliState, item_id: str, fields: str | None, at: str | None) -> None:
-    """Show one item."""
-    tracker = state.tracker
-    item = tracker.version(item_id, at) if at else tracker.get(item_id)
-    record = item.to_record()
-    if fields:
-        from pm_core.tracker.budget import project
-
-        record = project(record, split_commas([fields]))
-    state.emit({"item": record}, exact=bool(fields))
 
 
 @click.command("update")

@@ -1,10 +1,28 @@
-"""Read commands: list, search, focus."""
+"""Read commands: get, list, search, focus (no field flags to build: they start fast)."""
 
 from __future__ import annotations
 
 import click
 
 from pm_core.cli.state import CliState, json_option, parse_assignments, pass_state, split_commas
+
+
+@click.command("get")
+@click.argument("item_id")
+@click.option("--fields", metavar="A,B", help="Only these fields (id is always kept).")
+@click.option("--at", "at", metavar="VERSION|TIME", help="The item as it was then (from history).")
+@json_option
+@pass_state
+def cmd_get(state: CliState, item_id: str, fields: str | None, at: str | None) -> None:
+    """Show one item."""
+    tracker = state.tracker
+    item = tracker.version(item_id, at) if at else tracker.get(item_id)
+    record = item.to_record()
+    if fields:
+        from pm_core.tracker.budget import project
+
+        record = project(record, split_commas([fields]))
+    state.emit({"item": record}, exact=bool(fields))
 
 
 @click.command("list")
