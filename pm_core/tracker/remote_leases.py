@@ -153,7 +153,7 @@ class RemoteLeases:
 
     @staticmethod
     def ref(item_id: str) -> str:
-        """The remote ref of an item's lease; ValueError for ids unfit for a ref name."""
+        """The remote ref of an item's lease; PmError for ids unfit for a ref name."""
         if not _SAFE_ID.match(item_id):
             raise PmError(
                 f"item id {item_id!r} cannot name a lease ref",

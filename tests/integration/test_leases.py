@@ -353,3 +353,24 @@ def test_cli_conflict_exit_code_is_4(world: World, argv: Sequence[str]) -> None:
     done = pm(b_clone, "bob", argv[0], world.item, *argv[1:])
     assert done.returncode == 4, done.stderr
     assert "alice" in done.stderr
+
+
+def test_mcp_claim_tool_and_claims_resource_use_the_remote_leases(world: World) -> None:
+    from pm_core.contracts import RequestContext, ServeContext
+    from tests.support.toolhost import ToolHost, make_host
+
+    (_, alice), (_, bob) = agents(world, "alice", "bob")
+    host = make_host()
+    claimed = ToolHost(host, alice).value("pm_claim", {"id": world.item})
+    assert claimed["mode"] == "remote" and claimed["claimed_by"] == "alice"
+    with pytest.raises(ConflictError, match="claimed by alice"):
+        ToolHost(host, bob).call("pm_claim", {"id": world.item})
+    (provider,) = [p for p in host.resource_providers() if p.prefix == "pm://workspace/"]
+    content = provider.read(
+        ServeContext(request=RequestContext(), tracker=bob), "pm://workspace/claims"
+    )
+    leases = json.loads(content.text or "{}")["leases"]
+    assert leases["mode"] == "remote" and leases["fetched_at"]
+    assert [(row["item_id"], row["holder"]) for row in leases["leases"]] == [(world.item, "alice")]
+    released = ToolHost(host, alice).value("pm_release", {"id": world.item})
+    assert released["released_lease"]["holder"] == "alice"
