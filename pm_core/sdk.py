@@ -13,6 +13,8 @@ MCP, the CLI or an output format.
   :data:`SKILLS_SERVER_CAPABILITY` let a custom host serve Agent Skills over
   MCP (SEP-2640 draft a3e147c) with pm's limits, digests and negotiation:
   ``SkillRegistry.load(origins)`` then ``list``/``get``/``read``/``read_directory``.
+  :func:`skills_health` reports the skills the loader refuses, and
+  :func:`with_skills_check` appends that check to a ``pm health`` report.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from plugins.progressive_discovery.engine import discover_tools
 from plugins.progressive_discovery.errors import DiscoveryError
 from plugins.progressive_discovery.result import DiscoveryResult
 from plugins.skills_sep2640.capability import SKILLS_SERVER_CAPABILITY, assert_skills_capability
+from plugins.skills_sep2640.health import skills_health, with_skills_check
 from plugins.skills_sep2640.registry import SkillRegistry
 
 __all__ = [
@@ -40,4 +43,6 @@ __all__ = [
     "discover_tools",
     "has_apps_capability",
     "render_app_html",
+    "skills_health",
+    "with_skills_check",
 ]

@@ -237,11 +237,12 @@ class SkillRegistry:
     # --- loading -------------------------------------------------------------
 
     @classmethod
-    def load(cls, origins: Sequence[SkillOrigin]) -> SkillRegistry:
+    def load(cls, origins: Sequence[SkillOrigin], *, log: bool = True) -> SkillRegistry:
         """Load every origin; on a name clash the highest precedence wins.
 
         Among origins of equal precedence the one listed first wins. Each
-        rejection is logged as a ``skill_rejected`` warning on ``pm.skills``.
+        rejection is logged as a ``skill_rejected`` warning on ``pm.skills``
+        unless ``log`` is False (for callers that report ``rejected`` themselves).
         """
         rejected: list[RejectedSkill] = []
         winners: dict[str, Skill] = {}
@@ -256,7 +257,7 @@ class SkillRegistry:
                     winners[skill.name] = skill
                 else:
                     overridden.append(OverriddenSkill(skill.name, origin.name, winner.origin.name))
-        for item in rejected:
+        for item in rejected if log else ():
             _log.warning("skill_rejected", skill=item.name, origin=item.origin, reason=item.reason)
         return cls(list(winners.values()), rejected, overridden)
 
