@@ -52,10 +52,15 @@ def cmd_validate(state: CliState, checks: tuple[str, ...], fix: bool) -> None:
 @json_option
 @pass_state
 def cmd_health(state: CliState) -> None:
-    """Check the workspace (settings, schema, folders, locks); exit 1 when unhealthy."""
+    """Check the workspace (settings, schema, folders, locks, skills); exit 1 when unhealthy."""
+    from pm_core.host import build_host
+    from pm_core.sdk import with_skills_check
     from pm_core.tracker.validate import health
 
     report = health(state.tracker)
+    # Skills come from plugins, which the SDK never loads: the host finds them.
+    origins = build_host().skill_origins(state.tracker.root.parent.parent)
+    report = with_skills_check(report, origins)
     state.emit(report, kind="governance")
     if not report.get("ok", True):
         failing = [c.get("name", "?") for c in report.get("checks", []) if not c.get("ok", True)]
