@@ -146,7 +146,7 @@ class RemoteLeases:
             return PmError(
                 f"claims.mode is remote but this repository has no git remote {self.remote!r}",
                 hint=f"add it (`git remote add {self.remote} URL`), set claims.remote, "
-                "set claims.mode to local, or pass --local",
+                "set claims.mode to local, or claim and release with --local",
                 details={"remote": self.remote},
             )
         return self._unreachable(text)
