@@ -80,3 +80,10 @@ def test_mutations_never_import_mcp(cli: PmCli) -> None:
         cli.env(),
     )
     assert not _top_level(names) & set(NEVER_AT_START)
+
+
+def test_help_lists_extensions_without_importing_mcp(cli: PmCli) -> None:
+    # `pm --help` builds the plugin host to list extension commands: pluggy is
+    # expected there, the MCP SDK is not.
+    names = _imported(["-m", "pm_core.cli.main", "--help"], cli.repo, cli.env())
+    assert not _top_level(names) & {"mcp", "pydantic", "structlog", "uvicorn", "starlette"}
