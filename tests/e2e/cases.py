@@ -45,10 +45,10 @@ class ViewCase:
         """The same result as a host without structured data would pass it on."""
         return {"content": copy.deepcopy(self.result["content"])}
 
-    def large(self) -> dict[str, Any]:
-        """The real result with its bounded list repeated to ``LARGE`` rows."""
+    def large(self, rows: int = LARGE) -> dict[str, Any]:
+        """The real result with its bounded list repeated to ``rows`` rows."""
         payload = copy.deepcopy(self.payload)
-        INFLATE[self.view](payload)
+        INFLATE[self.view](payload, rows)
         return {
             "content": [{"type": "text", "text": "(large result)"}],
             "structuredContent": {"result": payload},
@@ -67,38 +67,38 @@ def _repeat(rows: list[dict[str, Any]], count: int, key: str = "id") -> list[dic
     return out
 
 
-def _inflate_context(p: dict[str, Any]) -> None:
+def _inflate_context(p: dict[str, Any], count: int) -> None:
     rows = p.get("low_level") or p.get("high_level") or []
-    p["low_level"] = _repeat(rows, LARGE)
+    p["low_level"] = _repeat(rows, count)
 
 
-def _inflate_graph(p: dict[str, Any]) -> None:
-    p["nodes"] = _repeat(p["nodes"], LARGE)
+def _inflate_graph(p: dict[str, Any], count: int) -> None:
+    p["nodes"] = _repeat(p["nodes"], count)
     edges = p.get("edges") or []
     p["edges"] = [
         dict(e, to=f"{e['to']}-{i}")
-        for i, e in enumerate(edges * (LARGE // max(1, len(edges)) + 1))
-    ][:LARGE]
-    p["counts"] = {"nodes": LARGE, "edges": len(p["edges"])}
+        for i, e in enumerate(edges * (count // max(1, len(edges)) + 1))
+    ][:count]
+    p["counts"] = {"nodes": count, "edges": len(p["edges"])}
 
 
-def _inflate_plan(p: dict[str, Any]) -> None:
-    p["steps"] = _repeat(p["steps"], LARGE)
+def _inflate_plan(p: dict[str, Any], count: int) -> None:
+    p["steps"] = _repeat(p["steps"], count)
 
 
-def _inflate_assurance(p: dict[str, Any]) -> None:
+def _inflate_assurance(p: dict[str, Any], count: int) -> None:
     checks = p["checks"]
     failing = next((c for c in checks if c.get("failures")), None)
     if failing is None:
         raise AssertionError("the seeded workspace must fail at least one validation check")
-    failing["failures"] = _repeat(failing["failures"], LARGE)
+    failing["failures"] = _repeat(failing["failures"], count)
 
 
-def _inflate_operations(p: dict[str, Any]) -> None:
-    p["runs"] = _repeat(p["runs"], LARGE, key="command")
+def _inflate_operations(p: dict[str, Any], count: int) -> None:
+    p["runs"] = _repeat(p["runs"], count, key="command")
 
 
-INFLATE: dict[str, Callable[[dict[str, Any]], None]] = {
+INFLATE: dict[str, Callable[[dict[str, Any], int], None]] = {
     "context": _inflate_context,
     "graph": _inflate_graph,
     "plan": _inflate_plan,
