@@ -7,11 +7,14 @@ so ordinary commands never build the host (nor import pluggy).
 An extension command is a :class:`~pm_core.contracts.CommandSpec` with a
 handler; its ``params`` become ``--options`` and its handler is called as
 ``handler(ctx, **params)`` with a :class:`~pm_core.contracts.ToolContext`.
-Commands at tier ``internal`` are callable but never listed.
+Commands at tier ``internal`` are callable but never listed. A handler may
+return a plain JSON value or a :class:`~pm_core.contracts.ToolResult`, whose
+warnings go to stderr.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -24,50 +27,54 @@ if TYPE_CHECKING:
 
 
 @lru_cache(maxsize=1)
-def _host() -> Host:
+def installed_host() -> Host:
+    """The host of the installed plugins, built once per process on first need."""
     from pm_core.host import build_host
 
     return build_host()
 
 
-def extension_specs() -> dict[str, CommandSpec]:
+def extension_specs(host: Host | None = None) -> dict[str, CommandSpec]:
     """Every extension command (not built in, with a handler), by name."""
+    host = host or installed_host()
     return {
         name: spec
-        for name, spec in _host().commands().items()
+        for name, spec in host.commands().items()
         if not spec.builtin and spec.handler is not None
     }
 
 
-def all_commands() -> list[CommandSpec]:
+def all_commands(host: Host | None = None) -> list[CommandSpec]:
     """Every command the host knows: built-in declarations and extensions."""
-    return list(_host().commands().values())
+    return list((host or installed_host()).commands().values())
 
 
-def extension_names() -> list[str]:
+def extension_names(host: Host | None = None) -> list[str]:
     """Names of the extension commands ``pm --help`` lists (tier ``internal`` hidden)."""
-    return sorted(n for n, s in extension_specs().items() if s.tier != "internal")
+    return sorted(n for n, s in extension_specs(host).items() if s.tier != "internal")
 
 
-def command_summaries(builtin: set[str]) -> dict[str, str]:
+def command_summaries(builtin: set[str], host: Host | None = None) -> dict[str, str]:
     """One-line summary per listed command: built-ins from the capability table, then extensions."""
     from pm_core.capabilities import builtin_commands
 
     out = {spec.name: spec.summary for spec in builtin_commands() if spec.name in builtin}
     for name in builtin - set(out):
         out[name] = ""
-    for name in extension_names():
-        spec = extension_specs()[name]
+    specs = extension_specs(host)
+    for name in extension_names(host):
+        spec = specs[name]
         out.setdefault(name, f"{spec.summary} [{spec.tier}, extension]")
     return out
 
 
-def extension_command(name: str) -> click.Command | None:
+def extension_command(name: str, host: Host | None = None) -> click.Command | None:
     """A click command that runs extension ``name``, or None when no plugin has it."""
-    spec = extension_specs().get(name)
+    host = host or installed_host()
+    spec = extension_specs(host).get(name)
     if spec is None:
         return None
-    return _adapt(spec)
+    return command_from_spec(spec, host)
 
 
 _TYPES: Mapping[str, Any] = {"string": click.STRING, "integer": click.INT, "number": click.FLOAT}
@@ -79,21 +86,26 @@ def _option(param: ParamSpec) -> click.Option:
         return click.Option(
             [flag, param.name], is_flag=True, default=bool(param.default), help=param.help
         )
+    options: dict[str, Any] = {}
+    if param.default is not None:
+        # An explicit None default would satisfy ``required`` in click 8.3+.
+        options["default"] = param.default
     return click.Option(
         [flag, param.name],
         type=_TYPES.get(param.type, click.STRING),
         required=param.required,
         multiple=param.repeatable,
-        default=param.default,
         help=param.help,
+        **options,
     )
 
 
-def _adapt(spec: CommandSpec) -> click.Command:
+def command_from_spec(spec: CommandSpec, host: Host) -> click.Command:
+    """The click command for one extension: params become options, output as usual."""
     from pm_core.cli.state import CliState, json_option
 
     def callback(**params: Any) -> None:
-        from pm_core.contracts import RequestContext, ToolContext
+        from pm_core.contracts import RequestContext, ToolContext, ToolResult
 
         state = click.get_current_context().find_object(CliState)
         assert state is not None  # the group always sets it
@@ -101,10 +113,15 @@ def _adapt(spec: CommandSpec) -> click.Command:
             tracker=state.tracker,
             request=RequestContext(),
             author=state.author,
-            commands=_host().commands(),
+            commands=host.commands(),
         )
         assert spec.handler is not None
-        result = spec.handler(context, **params)
+        values = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        result = spec.handler(context, **values)
+        if isinstance(result, ToolResult):
+            for warning in result.warnings:
+                sys.stderr.write(f"warning: {warning}\n")
+            result = result.result
         payload = dict(result) if isinstance(result, Mapping) else {"result": result}
         state.emit(payload)
 
