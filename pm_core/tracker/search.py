@@ -167,9 +167,12 @@ def _entries_text(entries: Iterable[Mapping[str, Any]], keys: Sequence[str]) -> 
     return "\n".join(parts)
 
 
-def document_for(item: Item, prefix: str, searchable_custom: Sequence[str] = ()) -> SearchDoc:
-    """The search document of one item."""
-    other = [str(item.get_field(k)) for k in _OTHER_FIELDS if item.get_field(k)]
+def document_for(
+    item: Item, prefix: str, searchable_custom: Sequence[str] = (), *, with_tokens: bool = True
+) -> SearchDoc:
+    """The search document of one item (``with_tokens=False``: keyword scoring only)."""
+    # Every name in _OTHER_FIELDS is a known attribute: getattr skips get_field's lookup.
+    other = [str(v) for v in (getattr(item, k) for k in _OTHER_FIELDS) if v]
     other.extend(str(item.extra[k]) for k in searchable_custom if item.extra.get(k) is not None)
     groups = {
         "title": item.title,
@@ -189,7 +192,8 @@ def document_for(item: Item, prefix: str, searchable_custom: Sequence[str] = ())
         "other": "\n".join(other),
     }
     lowered = {k: v.lower() for k, v in groups.items() if v}
-    tokens = tuple(tokenize(" ".join(lowered.values())))
+    # Tokenizing is the costliest step and only BM25 needs it.
+    tokens = tuple(tokenize(" ".join(lowered.values()))) if with_tokens else ()
     short = item.id[len(prefix) :] if prefix and item.id.startswith(prefix) else ""
     return SearchDoc(item.id, item.title, item.type, item.status, lowered, tokens, short)
 
@@ -238,13 +242,21 @@ def keyword_score(
     return Scored(doc.id, score, tuple(sorted(matched)))
 
 
-def corpus_stats(docs: Sequence[SearchDoc]) -> CorpusStats:
-    """Document count, average length and document frequency of ``docs``."""
+def corpus_stats(docs: Sequence[SearchDoc], terms: Iterable[str] | None = None) -> CorpusStats:
+    """Document count, average length and document frequency of ``docs``.
+
+    With ``terms``, frequencies are counted for those terms only, which is all
+    a query needs and much cheaper than a set of every document's tokens.
+    """
     frequency: Counter[str] = Counter()
     total = 0
+    wanted = None if terms is None else tuple(dict.fromkeys(terms))
     for doc in docs:
         total += len(doc.tokens)
-        frequency.update(set(doc.tokens))
+        if wanted is None:
+            frequency.update(set(doc.tokens))
+        else:
+            frequency.update(t for t in wanted if t in doc.tokens)
     count = len(docs)
     return CorpusStats(count, total / count if count else 0.0, frequency)
 
@@ -254,6 +266,10 @@ def bm25_score(
 ) -> Scored:
     """Okapi BM25 of one document against the query tokens."""
     if not query.tokens or not doc.tokens:
+        return Scored(doc.id, 0.0, ())
+    # A token can only be present where its text is: a cheap substring test
+    # spares counting the tokens of documents that cannot match.
+    if not any(t in text for text in doc.fields.values() for t in query.tokens):
         return Scored(doc.id, 0.0, ())
     counts = Counter(doc.tokens)
     length_norm = (
@@ -318,7 +334,7 @@ def score_documents(
     if mode == "keyword":
         results = [s for s in keyword.values() if s.score > 0]
     else:
-        corpus = stats or corpus_stats(docs)
+        corpus = stats or corpus_stats(docs, query.tokens)
         bm25 = {d.id: bm25_score(d, query, corpus) for d in candidates}
         if mode == "bm25":
             results = [
@@ -379,16 +395,38 @@ def search(
     tuning = settings.get("tuning")
     if isinstance(tuning, Mapping):
         weights.update({k: float(v) for k, v in tuning.items() if k in weights})
+    from pm_core.tracker import indexed
+
+    page = indexed.search_page(
+        tracker,
+        parsed,
+        merged,
+        include_terminal=include_terminal,
+        mode=mode,
+        match=match,
+        weights=weights,
+        min_score=min_score,
+        limit=limit,
+    )
+    if page is not None:
+        best, total, info = page
+        return _result(parsed, mode, match, merged, best, total, info)
     searchable = [f.key for f in tracker.schema.fields if not f.commands or "search" in f.commands]
+    # BM25 statistics describe the whole corpus, so every item gets a document
+    # then; keyword scoring needs documents for the filtered candidates only.
+    needs_corpus = mode != "keyword" and bool(parsed.tokens)
     all_docs: list[SearchDoc] = []
     kept_docs: list[SearchDoc] = []
     for item in tracker.items():
-        doc = document_for(item, tracker.prefix, searchable)
+        kept = keep(item)
+        if not (kept or needs_corpus):
+            continue
+        doc = document_for(item, tracker.prefix, searchable, with_tokens=needs_corpus)
         all_docs.append(doc)
-        if keep(item):
+        if kept:
             kept_docs.append(doc)
     if parsed.tokens:
-        stats = corpus_stats(all_docs) if mode != "keyword" else None
+        stats = corpus_stats(all_docs, parsed.tokens) if needs_corpus else None
         scored = score_documents(
             kept_docs, parsed, mode=mode, match=match, weights=weights, stats=stats
         )
@@ -397,24 +435,37 @@ def search(
         scored = [Scored(d.id, 0.0, ()) for d in sorted(kept_docs, key=lambda d: d.id)]
         min_score = min(min_score, 0.0)
     scored = [s for s in scored if s.pinned or s.score >= min_score]
-    docs_by_id = {d.id: d for d in kept_docs}
+    info = {d.id: (d.title, d.type, d.status) for d in kept_docs}
+    return _result(parsed, mode, match, merged, scored[:limit], len(scored), info)
+
+
+def _result(
+    parsed: Query,
+    mode: str,
+    match: str,
+    merged: Mapping[str, Sequence[str]],
+    best: Sequence[Scored],
+    total: int,
+    info: Mapping[str, tuple[str, str, str]],
+) -> dict[str, Any]:
+    """The search result from the best hits (shared with the index path)."""
     hits = [
         {
             "id": s.id,
-            "title": docs_by_id[s.id].title,
-            "type": docs_by_id[s.id].type,
-            "status": docs_by_id[s.id].status,
+            "title": info[s.id][0],
+            "type": info[s.id][1],
+            "status": info[s.id][2],
             "score": round(s.score, 4),
             "matched_fields": list(s.matched_fields),
         }
-        for s in scored[:limit]
+        for s in best
     ]
     return {
         "query": parsed.text,
         "mode": mode,
         "match": match,
         "hits": hits,
-        "total": len(scored),
+        "total": total,
         "returned": len(hits),
         "filters": {k: sorted(set(v)) for k, v in sorted(merged.items())},
     }

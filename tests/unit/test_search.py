@@ -200,3 +200,16 @@ def test_settings_tuning_changes_weights(t: Tracker) -> None:
     before = search(t, "word")["hits"][0]["score"]
     t.config_set("search.tuning", '{"title": 100}')
     assert search(t, "word")["hits"][0]["score"] == before - 48 + 100
+
+
+def test_query_term_frequencies_match_the_full_corpus_count() -> None:
+    docs = [doc("pm-a", "red red blue"), doc("pm-b", "blue"), doc("pm-c", "green")]
+    full = corpus_stats(docs)
+    narrow = corpus_stats(docs, ["red", "blue", "pink"])
+    assert (narrow.documents, narrow.average_length) == (full.documents, full.average_length)
+    assert {t: narrow.document_frequency.get(t, 0) for t in ("red", "blue", "pink")} == {
+        "red": 1,
+        "blue": 2,
+        "pink": 0,
+    }
+    assert full.document_frequency["green"] == 1
