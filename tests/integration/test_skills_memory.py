@@ -86,8 +86,6 @@ def test_hostile_workspace_keeps_peak_rss_under_150_mb(tmp_path: Path) -> None:
     served = _hostile_workspace(hostile_repo / ".agents" / "skills")
     baseline_names, baseline = _load_and_measure(baseline_repo)
     names, peak = _load_and_measure(hostile_repo)
-    assert baseline_names == PACKAGE
-    assert names == sorted([*PACKAGE, *served])
     report = (
         f"pm-mcp peak RSS (VmHWM) after skills/list: package skills only "
         f"{baseline / MIB:.1f} MiB; hostile workspace (150 dirs, "
@@ -98,3 +96,5 @@ def test_hostile_workspace_keeps_peak_rss_under_150_mb(tmp_path: Path) -> None:
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
     OUTPUT.write_text(report, encoding="utf-8")
     assert peak < CEILING_BYTES, report
+    assert baseline_names == PACKAGE
+    assert names == sorted([*PACKAGE, *served])
