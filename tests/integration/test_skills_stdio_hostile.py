@@ -114,7 +114,8 @@ def hostile_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpProc
     for builder, _name, _words in HOSTILE.values():
         builder(skills)
     write_skill(skills, "good-neighbour")
-    with McpProcess(repo) as server:
+    # The rejection warnings are asserted, so no inherited level may hide them.
+    with McpProcess(repo, env={"PM_LOG_LEVEL": "INFO"}) as server:
         yield server
 
 
