@@ -114,6 +114,87 @@ def list_items(
     row_fields = _row_fields(tracker, fields)
     with_terminal = include_terminal or bool(statuses & schema.terminal_statuses)
 
+    from pm_core.tracker import indexed
+
+    page = None
+    if not custom:
+        page = indexed.list_page(
+            tracker,
+            statuses=statuses,
+            types=types,
+            priorities=priorities,
+            tags=wanted_tags,
+            assignee=assignee,
+            parent_id=parent_id,
+            with_terminal=with_terminal,
+            sort=sort,
+            offset=offset,
+            limit=limit,
+            row_fields=row_fields,
+        )
+    if page is not None:
+        rows, total, corrupt = page
+    else:
+        rows, total, corrupt = _scan_page(
+            tracker,
+            statuses=statuses,
+            types=types,
+            priorities=priorities,
+            tags=wanted_tags,
+            assignee=assignee,
+            parent_id=parent_id,
+            with_terminal=with_terminal,
+            custom=custom,
+            sort=sort,
+            offset=offset,
+            limit=limit,
+            row_fields=row_fields,
+        )
+    end = offset + len(rows)
+    result: dict[str, Any] = {
+        "items": rows,
+        "total": total,
+        "returned": len(rows),
+        "has_more": end < total,
+    }
+    if end < total:
+        result["next_offset"] = end
+    result["filters"] = _echo_filters(
+        statuses=sorted(statuses),
+        types=sorted(types),
+        tags=sorted(wanted_tags),
+        assignee=assignee,
+        parent=parent_id,
+        priority=sorted(priorities),
+        include_terminal=with_terminal,
+        fields=dict(sorted((field_filters or {}).items())),
+        sort=sort,
+        limit=limit,
+        offset=offset,
+    )
+    if corrupt:
+        result["skipped_corrupt"] = corrupt
+    return result
+
+
+def _scan_page(
+    tracker: Tracker,
+    *,
+    statuses: set[str],
+    types: set[str],
+    priorities: set[int],
+    tags: set[str],
+    assignee: str | None,
+    parent_id: str | None,
+    with_terminal: bool,
+    custom: list[Callable[[Item], bool]],
+    sort: str,
+    offset: int,
+    limit: int | None,
+    row_fields: tuple[str, ...] | None,
+) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """``(rows, total, skipped_corrupt)`` from a scan of every item."""
+    wanted_tags = tags
     view = build_view(tracker)
     matched: list[Item] = []
     for item in view.by_id.values():
@@ -138,31 +219,7 @@ def list_items(
     total = len(matched)
     page = matched[offset:] if limit is None else matched[offset : offset + limit]
     rows = [_row(item, row_fields, view.parent_of.get(item.id)) for item in page]
-    end = offset + len(page)
-    result: dict[str, Any] = {
-        "items": rows,
-        "total": total,
-        "returned": len(rows),
-        "has_more": end < total,
-    }
-    if end < total:
-        result["next_offset"] = end
-    result["filters"] = _echo_filters(
-        statuses=sorted(statuses),
-        types=sorted(types),
-        tags=sorted(wanted_tags),
-        assignee=assignee,
-        parent=parent_id,
-        priority=sorted(priorities),
-        include_terminal=with_terminal,
-        fields=dict(sorted((field_filters or {}).items())),
-        sort=sort,
-        limit=limit,
-        offset=offset,
-    )
-    if view.corrupt:
-        result["skipped_corrupt"] = [view.relpath(path) for path, _ in view.corrupt]
-    return result
+    return rows, total, [view.relpath(path) for path, _ in view.corrupt]
 
 
 def _assignee_matches(item: Item, wanted: str) -> bool:

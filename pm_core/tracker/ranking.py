@@ -364,6 +364,19 @@ def next_items(
         raise UsageError(f"limit must be at least 1, got {limit}")
     check_budget(token_budget)
     moment = now or datetime.now(UTC)
+    from pm_core.tracker import indexrank
+
+    indexed = indexrank.next_items(
+        tracker,
+        limit=limit,
+        parent=parent,
+        ready_only=ready_only,
+        include_decisions=include_decisions,
+        token_budget=token_budget,
+        now=moment,
+    )
+    if indexed is not None:
+        return indexed
     view = build_view(tracker)
     parent_id = _require_parent(tracker, view, parent)
     focus = focus_id(tracker)
@@ -374,14 +387,12 @@ def next_items(
     def rows(items: list[Item]) -> list[dict[str, Any]]:
         return [row(view, i, pipe.scores[i.id], focus=focus, now=moment) for i in items[:limit]]
 
-    ready = rows(pipe.ready)
-    result: dict[str, Any] = {
-        "recommended": dict(ready[0]) if ready else None,
-        "ready": ready,
-        "blocked": [] if ready_only else rows(pipe.blocked),
-        "decision_needed": [] if ready_only else rows(pipe.decisions),
-        "held_by_others": [] if ready_only else rows(pipe.held),
-        "counts": {
+    return next_result(
+        ready=rows(pipe.ready),
+        blocked=[] if ready_only else rows(pipe.blocked),
+        decisions=[] if ready_only else rows(pipe.decisions),
+        held=[] if ready_only else rows(pipe.held),
+        counts={
             "candidates": pipe.candidates,
             "ready": len(pipe.ready),
             "blocked": len(pipe.blocked),
@@ -389,12 +400,39 @@ def next_items(
             "held_by_others": len(pipe.held),
             "containers_skipped": pipe.containers_skipped,
         },
+        parent_id=parent_id,
+        corrupt=[view.relpath(p) for p, _ in view.corrupt],
+        limit=limit,
+        token_budget=token_budget,
+    )
+
+
+def next_result(
+    *,
+    ready: list[dict[str, Any]],
+    blocked: list[dict[str, Any]],
+    decisions: list[dict[str, Any]],
+    held: list[dict[str, Any]],
+    counts: dict[str, int],
+    parent_id: str | None,
+    corrupt: list[str],
+    limit: int,
+    token_budget: int | None,
+) -> dict[str, Any]:
+    """Assemble and budget the ``next`` result from its rows (shared with the index path)."""
+    result: dict[str, Any] = {
+        "recommended": dict(ready[0]) if ready else None,
+        "ready": ready,
+        "blocked": blocked,
+        "decision_needed": decisions,
+        "held_by_others": held,
+        "counts": counts,
         "omissions": [],
     }
     if parent_id:
         result["parent"] = parent_id
-    if view.corrupt:
-        result["skipped_corrupt"] = [view.relpath(p) for p, _ in view.corrupt]
+    if corrupt:
+        result["skipped_corrupt"] = corrupt
     budget = token_budget or next_budget(limit)
     others = ["blocked", "decision_needed", "held_by_others"]
     steps = [
@@ -471,6 +509,19 @@ def context(
         )
     check_budget(token_budget)
     moment = now or datetime.now(UTC)
+    from pm_core.tracker import indexrank
+
+    indexed = indexrank.context(
+        tracker,
+        depth=depth,
+        limit=limit,
+        parent=parent,
+        token_budget=token_budget,
+        section=section,
+        now=moment,
+    )
+    if indexed is not None:
+        return indexed
     view = build_view(tracker)
     parent_id = _require_parent(tracker, view, parent)
     focus = focus_id(tracker)
@@ -492,19 +543,52 @@ def context(
     high = by_score(high_pool, high_scores)
     low_items = [i for i in pipe.ready if i.type not in HIGH_LEVEL_TYPES]
     low = rows(low_items, pipe.scores, limit)
-    result: dict[str, Any] = {"summary": sec.summary(view, scope)}
-    if focus:
-        result["focus"] = {**sec.brief_node(view, focus), "reasons": ["focus item"]}
-    result["high_level"] = rows(high, high_scores, limit)
-    result["low_level"] = low
-    result["blocked_fallback"] = rows(pipe.blocked, pipe.scores, max(0, limit - len(low)))
-    result["agenda"] = sec.agenda(view, scope, moment, limit)
     chosen = [section] if section else sec.sections_for(depth)
     cap = None if depth == "full" else sec.SECTION_CAP[depth if depth != "brief" else "standard"]
-    result["sections"] = {name: sec.build(name, view, scope, moment, cap) for name in chosen}
+    return context_result(
+        summary=sec.summary(view, scope),
+        focus=sec.brief_node(view, focus) if focus else None,
+        high=rows(high, high_scores, limit),
+        low=low,
+        blocked=rows(pipe.blocked, pipe.scores, max(0, limit - len(low))),
+        agenda=sec.agenda(view, scope, moment, limit),
+        sections={name: sec.build(name, view, scope, moment, cap) for name in chosen},
+        corrupt=[view.relpath(p) for p, _ in view.corrupt],
+        depth=depth,
+        limit=limit,
+        token_budget=token_budget,
+    )
+
+
+def context_result(
+    *,
+    summary: dict[str, Any],
+    focus: dict[str, Any] | None,
+    high: list[dict[str, Any]],
+    low: list[dict[str, Any]],
+    blocked: list[dict[str, Any]],
+    agenda: list[dict[str, Any]],
+    sections: dict[str, Any],
+    corrupt: list[str],
+    depth: str,
+    limit: int,
+    token_budget: int | None,
+) -> dict[str, Any]:
+    """Assemble and budget the ``context`` result from its parts (shared with the index path)."""
+    from pm_core.tracker import sections as sec
+
+    result: dict[str, Any] = {"summary": summary}
+    if focus is not None:
+        result["focus"] = {**focus, "reasons": ["focus item"]}
+    result["high_level"] = high
+    result["low_level"] = low
+    result["blocked_fallback"] = blocked
+    result["agenda"] = agenda
+    chosen = list(sections)
+    result["sections"] = sections
     result["omissions"] = []
-    if view.corrupt:
-        result["skipped_corrupt"] = [view.relpath(p) for p, _ in view.corrupt]
+    if corrupt:
+        result["skipped_corrupt"] = corrupt
     budget = token_budget if token_budget else None if depth == "full" else context_budget(limit)
     dropped: list[str] = []
     steps: list[tuple[Any, ...]] = [

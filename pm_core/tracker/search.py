@@ -395,6 +395,22 @@ def search(
     tuning = settings.get("tuning")
     if isinstance(tuning, Mapping):
         weights.update({k: float(v) for k, v in tuning.items() if k in weights})
+    from pm_core.tracker import indexed
+
+    page = indexed.search_page(
+        tracker,
+        parsed,
+        merged,
+        include_terminal=include_terminal,
+        mode=mode,
+        match=match,
+        weights=weights,
+        min_score=min_score,
+        limit=limit,
+    )
+    if page is not None:
+        best, total, info = page
+        return _result(parsed, mode, match, merged, best, total, info)
     searchable = [f.key for f in tracker.schema.fields if not f.commands or "search" in f.commands]
     # BM25 statistics describe the whole corpus, so every item gets a document
     # then; keyword scoring needs documents for the filtered candidates only.
@@ -419,24 +435,37 @@ def search(
         scored = [Scored(d.id, 0.0, ()) for d in sorted(kept_docs, key=lambda d: d.id)]
         min_score = min(min_score, 0.0)
     scored = [s for s in scored if s.pinned or s.score >= min_score]
-    docs_by_id = {d.id: d for d in kept_docs}
+    info = {d.id: (d.title, d.type, d.status) for d in kept_docs}
+    return _result(parsed, mode, match, merged, scored[:limit], len(scored), info)
+
+
+def _result(
+    parsed: Query,
+    mode: str,
+    match: str,
+    merged: Mapping[str, Sequence[str]],
+    best: Sequence[Scored],
+    total: int,
+    info: Mapping[str, tuple[str, str, str]],
+) -> dict[str, Any]:
+    """The search result from the best hits (shared with the index path)."""
     hits = [
         {
             "id": s.id,
-            "title": docs_by_id[s.id].title,
-            "type": docs_by_id[s.id].type,
-            "status": docs_by_id[s.id].status,
+            "title": info[s.id][0],
+            "type": info[s.id][1],
+            "status": info[s.id][2],
             "score": round(s.score, 4),
             "matched_fields": list(s.matched_fields),
         }
-        for s in scored[:limit]
+        for s in best
     ]
     return {
         "query": parsed.text,
         "mode": mode,
         "match": match,
         "hits": hits,
-        "total": len(scored),
+        "total": total,
         "returned": len(hits),
         "filters": {k: sorted(set(v)) for k, v in sorted(merged.items())},
     }

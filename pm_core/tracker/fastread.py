@@ -1,0 +1,189 @@
+"""A fast reader for item files in the canonical layout ``pm`` writes.
+
+``toon_format.decode`` handles every TOON document; it is also the slowest step
+of building the read index (a few hundred microseconds per item file). Item
+files written by ``pm`` use a small subset of TOON: top-level ``key: value``
+lines, inline primitive arrays (``tags[2]: a,b``), and tabular arrays of flat
+objects (``comments[2]{created_at,author,text}:`` then one row per line).
+
+:func:`read_record` decodes exactly that subset, giving the same mapping (same
+keys, order, values and types) ``toon_format.decode`` gives, and returns
+``None`` for anything else: nested objects, list-form arrays, comments, blank
+lines, tabs, odd quoting, or any line it is not sure about. The caller then
+uses the full decoder, so a ``None`` costs time, never correctness.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+_HEADER = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_.]*)\[(0|[1-9][0-9]*)\](?:\{([A-Za-z0-9_.,]*)\})?:(.*)\Z"
+)
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_HEX4 = re.compile(r"[0-9A-Fa-f]{4}\Z")
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t"}
+
+
+class _Unsure(Exception):
+    """The line is outside the subset this reader decodes exactly."""
+
+
+def _unescape(body: str) -> str:
+    if "\\" not in body:
+        return body
+    parts: list[str] = []
+    i = 0
+    while (j := body.find("\\", i)) >= 0:
+        parts.append(body[i:j])
+        c = body[j + 1 : j + 2]
+        if c in _ESCAPES and c:
+            parts.append(_ESCAPES[c])
+            i = j + 2
+        elif c == "u" and _HEX4.match(body[j + 2 : j + 6]):
+            code = int(body[j + 2 : j + 6], 16)
+            if 0xD800 <= code <= 0xDFFF:
+                raise _Unsure
+            parts.append(chr(code))
+            i = j + 6
+        else:
+            raise _Unsure
+    parts.append(body[i:])
+    return "".join(parts)
+
+
+def _primitive(token: str) -> Any:
+    if not token:
+        return ""
+    first = token[0]
+    if first == '"':
+        match = _QUOTED.match(token)
+        if match is None or match.end() != len(token):
+            raise _Unsure
+        return _unescape(token[1:-1])
+    if token == "true":
+        return True
+    if token == "false":
+        return False
+    if token == "null":
+        return None
+    if (first == "-" or first.isdigit()) and _NUMBER.match(token):
+        if "." in token or "e" in token or "E" in token:
+            value = float(token)
+            if value in (float("inf"), float("-inf")):
+                raise _Unsure
+            return value or 0.0
+        return int(token)
+    return token
+
+
+_CELL = r' *"(?:[^"\\]|\\.)*" *|[^,"]*'
+_ROW = re.compile(rf"(?:{_CELL})(?:,(?:{_CELL}))*\Z", re.DOTALL)
+_CELLS = re.compile(rf"(?:\A|,)({_CELL})", re.DOTALL)
+
+
+def _cells(text: str) -> list[Any]:
+    """Comma-separated cells, quotes respected, each trimmed of spaces."""
+    if not text:
+        return []
+    if '"' not in text:
+        return [_primitive(cell.strip(" ")) for cell in text.split(",")]
+    if _ROW.match(text) is None:
+        raise _Unsure
+    return [_primitive(cell.strip(" ")) for cell in _CELLS.findall(text)]
+
+
+def _row_cells(text: str) -> list[Any]:
+    """The cells of a tabular row; a bare colon (a key line) is left to the full decoder."""
+    if '"' not in text:
+        if ":" in text:
+            raise _Unsure
+        return [_primitive(cell.strip(" ")) for cell in text.split(",")]
+    if _ROW.match(text) is None:
+        raise _Unsure
+    cells = _CELLS.findall(text)
+    if any(":" in cell and not cell.lstrip(" ").startswith('"') for cell in cells):
+        raise _Unsure
+    return [_primitive(cell.strip(" ")) for cell in cells]
+
+
+def read_record(text: str) -> dict[str, Any] | None:
+    """The decoded item mapping, or ``None`` when the full decoder must decide."""
+    try:
+        return _read(text)
+    except (_Unsure, ValueError, IndexError):
+        return None
+
+
+def _read(text: str) -> dict[str, Any] | None:
+    if not text or text[0] in " \ufeff" or "\t" in text or "\r" in text:
+        return None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    out: dict[str, Any] = {}
+    count = len(lines)
+    k = 0
+    while k < count:
+        line = lines[k]
+        k += 1
+        if not line or line[0] in ' "#' or line[-1] == " ":
+            return None
+        colon = line.find(":")
+        bracket = line.find("[")
+        if 0 <= bracket < colon:
+            match = _HEADER.match(line)
+            if match is None:
+                return None
+            key, length_text, fields_text, rest = match.groups()
+            length = int(length_text)
+            rest = rest.strip(" ")
+            if fields_text is None:
+                if not rest:
+                    if length != 0:
+                        return None  # a list-form array: leave it to the full decoder
+                    value: Any = []
+                else:
+                    value = _cells(rest)
+                    if len(value) != length:
+                        return None
+            else:
+                if rest:
+                    return None
+                fields = fields_text.split(",")
+                if not all(fields) or len(set(fields)) != len(fields):
+                    return None
+                width = len(fields)
+                rows: list[dict[str, Any]] = []
+                while k < count and lines[k].startswith("  "):
+                    row = lines[k]
+                    body = row[2:]
+                    if not body or body[0] in " #" or body[-1] == " ":
+                        return None
+                    cells = _row_cells(body)
+                    if len(cells) != width:
+                        return None
+                    rows.append(dict(zip(fields, cells, strict=True)))
+                    k += 1
+                if len(rows) != length:
+                    return None
+                value = rows
+        else:
+            if colon <= 0:
+                return None
+            key = line[:colon]
+            if not _KEY.match(key):
+                return None
+            rest = line[colon + 1 :].strip(" ")
+            if not rest:
+                return None  # a nested object: leave it to the full decoder
+            value = [] if rest == "[]" else _primitive(rest)
+        if key in out:
+            return None
+        out[key] = value
+        if k < count and lines[k].startswith(" "):
+            return None
+    return out

@@ -1,0 +1,425 @@
+"""The read index: a rebuildable SQLite cache of every item file, for fast reads.
+
+The item files stay the truth. ``runtime/index.sqlite`` (gitignored) keeps,
+per item file, its stat data (size, mtime, inode), a content digest, the
+metadata columns that list/next/context filter and sort on, the search field
+groups with an FTS5 table over their tokens, the item's edges, and the whole
+item packed so any field comes back exactly as the file holds it.
+
+:meth:`ReadIndex.refresh` brings it up to date before a read: it stats every
+item file (one ``scandir`` per type folder), compares a digest of each
+folder's listing with the one stored, and parses only the files whose stat
+changed, appeared, or were written too recently to trust their mtime. Git
+checkouts, merges and hand edits are picked up the same way; deleting the
+``runtime/`` folder is always safe (the next read rebuilds, with a progress
+line on a terminal). A schema version or configuration change, or a damaged
+database, means a rebuild; anything else unexpected makes the caller fall
+back to reading files.
+
+Writes through :class:`~pm_core.tracker.api.Tracker` update the index inside
+the item lock (:meth:`ReadIndex.record_write`), so the next read does not
+even need to parse the file it just wrote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import marshal
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pm_core.tracker.errors import CorruptItemError, PmError
+from pm_core.tracker.indexrows import (
+    DOC_COLUMNS,
+    ITEM_COLUMNS,
+    doc_values,
+    item_edges,
+    item_values,
+    unpack_item,
+)
+from pm_core.tracker.indexschema import DDL, VERSION_TAG
+from pm_core.tracker.model import Item
+from pm_core.tracker.store import ITEM_SUFFIX
+
+INDEX_FILE = "index.sqlite"
+#: A file whose mtime is this close to the moment it was indexed is re-read
+#: until it is older: two writes within one mtime tick can share a stat.
+RACY_NS = 2_000_000_000
+#: Parse in worker processes when at least this many files changed.
+PARALLEL_MIN = 3000
+#: Folder digests and the per-file parse are cheap; progress is shown past this.
+PROGRESS_MIN = 2000
+
+
+class IndexUnavailable(PmError):
+    """The index cannot answer; the caller reads the files instead."""
+
+
+@attrs.frozen(slots=True)
+class RefreshStats:
+    """What one refresh did."""
+
+    files: int
+    parsed: int
+    removed: int
+    corrupt: int
+    rebuilt: bool
+    seconds: float
+
+
+@attrs.frozen(slots=True)
+class Config:
+    """What the index reads: the type folders (in schema order) and searchable custom fields.
+
+    Folders may come and go (rows follow); a change of the searchable custom
+    fields changes every search document, so it means a rebuild.
+    """
+
+    folders: tuple[str, ...]
+    searchable: tuple[str, ...]
+
+    def fingerprint(self) -> str:
+        """The part that forces a rebuild, as stable text stored in ``meta``."""
+        return json.dumps({"searchable": self.searchable})
+
+
+Listing = list[tuple[str, int, int, int]]
+
+
+def _digest(listing: Listing) -> bytes:
+    # marshal version 2 has no back-references, so equal listings give equal bytes.
+    return hashlib.blake2b(marshal.dumps(listing, 2), digest_size=16).digest()
+
+
+def parse_file(
+    root: Path, rel: str, searchable: Sequence[str]
+) -> tuple[bytes, Item | None, str | None, str | None, tuple[Any, ...] | None]:
+    """Read and parse one item file: ``(digest, item, error, hint, doc values)``."""
+    from pm_core.tracker.fastread import read_record
+    from pm_core.tracker.model import ItemFormatError, item_from_record
+    from pm_core.tracker.store import decode_item
+
+    data = (root / rel).read_bytes()
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    source = rel
+    try:
+        record = None
+        with contextlib.suppress(UnicodeDecodeError):
+            record = read_record(data.decode("utf-8"))
+        if record is None:
+            item = decode_item(data, source)
+        else:
+            try:
+                item = item_from_record(record)
+            except ItemFormatError as exc:
+                raise CorruptItemError(f"{source}: {exc}", hint="fix the file by hand") from exc
+    except CorruptItemError as exc:
+        return digest, None, exc.message, exc.hint, None
+    return digest, item, None, None, doc_values(item, searchable)
+
+
+def _parse_batch(
+    args: tuple[str, list[str], tuple[str, ...]],
+) -> list[tuple[str, bytes | None, Item | None, str | None, str | None, tuple[Any, ...] | None]]:
+    root_text, rels, searchable = args
+    root = Path(root_text)
+    out: list[tuple[str, bytes | None, Item | None, str | None, str | None, Any]] = []
+    for rel in rels:
+        try:
+            out.append((rel, *parse_file(root, rel, searchable)))
+        except OSError:
+            out.append((rel, None, None, None, None, None))  # vanished meanwhile
+    return out
+
+
+class ReadIndex:
+    """The SQLite read index of one tracker root."""
+
+    def __init__(self, root: Path, config: Config, *, progress: bool | None = None) -> None:
+        self.root = root
+        self.config = config
+        self.path = root / "runtime" / INDEX_FILE
+        self._db: sqlite3.Connection | None = None
+        self._progress = progress
+        self.last_refresh: RefreshStats | None = None
+
+    # ------------------------------------------------------------ connection
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The open connection (schema checked; rebuilt when it does not match)."""
+        if self._db is None:
+            self._db = self._open()
+        return self._db
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA temp_store=MEMORY")
+        db.execute("PRAGMA cache_size=-32000")
+        return db
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexUnavailable(f"cannot create {self.path.parent}: {exc}") from None
+        for attempt in range(2):
+            try:
+                db = self._connect()
+                if self._schema_ok(db):
+                    return db
+                db.close()
+            except sqlite3.DatabaseError:
+                if attempt:
+                    raise IndexUnavailable(f"{self.path} cannot be opened") from None
+            # A different version, configuration or a damaged file: start over.
+            self._delete_files()
+        raise IndexUnavailable(f"{self.path} cannot be rebuilt")
+
+    def _schema_ok(self, db: sqlite3.Connection) -> bool:
+        meta = self._meta(db)
+        if meta is None:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if self._meta(db) is not None:  # another process created it meanwhile
+                    db.execute("ROLLBACK")
+                    return self._schema_ok(db)
+                for statement in DDL.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.executemany(
+                    "INSERT INTO meta(key, value) VALUES (?, ?)",
+                    [("version", VERSION_TAG), ("config", self.config.fingerprint())],
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+            return True
+        return (
+            meta.get("version") == VERSION_TAG
+            and meta.get("config") == self.config.fingerprint()
+        )
+
+    @staticmethod
+    def _meta(db: sqlite3.Connection) -> dict[str, str] | None:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
+            return None
+        return dict(db.execute("SELECT key, value FROM meta").fetchall())
+
+    def _delete_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
+
+    def discard(self) -> None:
+        """Close and delete the database files (the next use rebuilds them)."""
+        self.close()
+        self._delete_files()
+
+    def close(self) -> None:
+        """Close the connection (the next use opens it again)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # ------------------------------------------------------------ refresh
+
+    def _sweep(self) -> dict[str, Listing]:
+        """Stat every item file: folder -> [(name, size, mtime_ns, inode)]."""
+        out: dict[str, Listing] = {}
+        for folder in self.config.folders:
+            listing: Listing = []
+            try:
+                with os.scandir(self.root / folder) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if not name.endswith(ITEM_SUFFIX) or name[0] == ".":
+                            continue
+                        try:
+                            st = entry.stat()
+                        except FileNotFoundError:
+                            continue
+                        listing.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
+            except (FileNotFoundError, NotADirectoryError):
+                pass
+            out[folder] = listing
+        return out
+
+    def refresh(self) -> RefreshStats:
+        """Bring the index up to date with the item files (see the module docstring)."""
+        started = time.perf_counter()
+        now_ns = time.time_ns()
+        sweep = self._sweep()
+        digests = {folder: _digest(listing) for folder, listing in sweep.items()}
+        db = self.db
+        stored = dict(db.execute("SELECT folder, digest FROM folders").fetchall())
+        racy = [r[0] for r in db.execute("SELECT path FROM racy").fetchall()]
+        changed = [f for f in self.config.folders if stored.get(f) != digests[f]]
+        stale_folders = [f for f in stored if f not in digests]
+        total = sum(len(v) for v in sweep.values())
+        if not changed and not racy and not stale_folders:
+            stats = RefreshStats(total, 0, 0, 0, False, time.perf_counter() - started)
+            self.last_refresh = stats
+            return stats
+        from pm_core.tracker.indexwrite import Writer
+
+        writer = Writer(self, now_ns)
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            rebuilt = not stored
+            writer.apply(sweep, changed, stale_folders, racy, digests)
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+        stats = RefreshStats(
+            total,
+            writer.parsed,
+            writer.removed,
+            writer.corrupt,
+            rebuilt,
+            time.perf_counter() - started,
+        )
+        self.last_refresh = stats
+        return stats
+
+    def show_progress(self) -> bool:
+        """Whether to draw a progress line (a terminal on stderr, unless told)."""
+        if self._progress is not None:
+            return self._progress
+        try:
+            return sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    # ------------------------------------------------------------ writes
+
+    def record_write(self, item: Item | None, op: str, path: Path | None) -> None:
+        """Update the row of a file the SDK just wrote (called inside the item lock).
+
+        Only an index that already exists is updated; building one is left to
+        the next read. ``rollback`` (and anything without a path) leaves the
+        rows alone: the next refresh sees the restored files by their stat.
+        """
+        if path is None or not self.path.exists():
+            return
+        from pm_core.tracker.indexwrite import Writer
+
+        try:
+            rel = path.relative_to(self.root).as_posix()
+        except ValueError:
+            return
+        folder, _, name = rel.partition("/")
+        if folder not in self.config.folders or "/" in name:
+            return
+        db = self.db
+        writer = Writer(self, time.time_ns())
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            writer.record_one(rel, item)
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------ reads
+
+    def scan(self) -> Iterator[tuple[Path, Item | CorruptItemError]]:
+        """Every item file with its item or parse error, in the order a file scan gives.
+
+        The rows are fetched before this returns, so a database error surfaces
+        here (and the caller can fall back) rather than halfway through a loop.
+        """
+        rows = self.db.execute(
+            "SELECT path, error, hint, record FROM entries ORDER BY frank, name"
+        ).fetchall()
+        return self._scan_rows(rows)
+
+    def _scan_rows(
+        self, rows: list[tuple[str, str | None, str | None, bytes | None]]
+    ) -> Iterator[tuple[Path, Item | CorruptItemError]]:
+        for rel, error, hint, record in rows:
+            path = self.root / rel
+            if error is not None:
+                yield path, CorruptItemError(error, hint=hint)
+            elif record is not None:
+                yield path, unpack_item(record)
+            else:
+                yield path, self._read_file(path)
+
+    def _read_file(self, path: Path) -> Item | CorruptItemError:
+        from pm_core.tracker.errors import NotFoundError
+        from pm_core.tracker.store import decode_item
+
+        try:
+            return decode_item(path.read_bytes(), path.relative_to(self.root).as_posix())
+        except CorruptItemError as exc:
+            return exc
+        except (OSError, NotFoundError) as exc:
+            return CorruptItemError(f"{path.name}: unreadable ({exc})")
+
+    def items_by_id(self, ids: Iterable[str]) -> dict[str, Item]:
+        """The live items with these ids (missing ids are left out)."""
+        wanted = sorted(set(ids))
+        out: dict[str, Item] = {}
+        for chunk in _chunks(wanted, 500):
+            marks = ",".join("?" * len(chunk))
+            for rel, record in self.db.execute(
+                f"SELECT path, record FROM entries WHERE live = 1 AND id IN ({marks})", chunk
+            ):
+                item = (
+                    unpack_item(record) if record is not None else self._read_file(self.root / rel)
+                )
+                if isinstance(item, Item):
+                    out[item.id] = item
+        return out
+
+    def path_of(self, item_id: str) -> Path | None:
+        """Where the live file of ``item_id`` is, per the index."""
+        row = self.db.execute(
+            "SELECT path FROM entries WHERE live = 1 AND id = ?", (item_id,)
+        ).fetchone()
+        return None if row is None else self.root / row[0]
+
+    def corrupt(self) -> list[tuple[Path, str]]:
+        """Files that do not parse, with the error, in scan order."""
+        return [
+            (self.root / rel, error)
+            for rel, error in self.db.execute(
+                "SELECT path, error FROM entries WHERE error IS NOT NULL ORDER BY frank, name"
+            )
+        ]
+
+
+def _chunks(values: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+__all__ = [
+    "DOC_COLUMNS",
+    "INDEX_FILE",
+    "ITEM_COLUMNS",
+    "Config",
+    "IndexUnavailable",
+    "ReadIndex",
+    "RefreshStats",
+    "item_edges",
+    "item_values",
+    "parse_file",
+]

@@ -1,0 +1,347 @@
+"""``pm list`` and ``pm search`` answered from the read index.
+
+The reference implementations (:mod:`pm_core.tracker.listing`,
+:mod:`pm_core.tracker.search`) scan every item. Here SQL filters, sorts and
+pages for ``list``; for ``search``, the FTS5 vocabulary narrows the documents
+to those that can match and the reference scorers rank them, so scores,
+matched fields and order are the same. Each function returns ``None`` when the
+index cannot answer, and the caller scans files as before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pm_core.tracker.indexrows import GROUPS
+
+if TYPE_CHECKING:
+    from pm_core.tracker.api import Tracker
+    from pm_core.tracker.index import ReadIndex
+    from pm_core.tracker.search import Query, Scored
+
+#: ``ORDER BY`` for each listing sort. ``_desc`` in the listing module sorts
+#: newest first with a shorter string before its extensions; appending the
+#: largest code point to each value gives SQL's DESC that same order.
+ORDERS: Mapping[str, str] = {
+    "default": "e.priority, e.updated_at || char(1114111) DESC, e.id",
+    "priority": "e.priority, e.updated_at || char(1114111) DESC, e.id",
+    "updated": "e.updated_at || char(1114111) DESC, e.id",
+    "created": "e.created_at || char(1114111) DESC, e.id",
+    "id": "e.id",
+    "title": "e.title_lower, e.id",
+    "status": "e.status, e.priority, e.id",
+    "deadline": "e.deadline IS NULL, COALESCE(e.deadline, ''), e.priority, e.id",
+}
+#: Who an item is assigned to, as the listing's assignee filter reads it.
+_HOLDER = "(CASE WHEN e.assignee IS NOT NULL AND e.assignee != '' THEN e.assignee ELSE e.claim_principal END)"
+#: A query token shorter than this, or matching more vocabulary terms than
+#: ``_MAX_TERMS``, makes every document a candidate (no narrowing).
+_MIN_TOKEN = 3
+_MAX_TERMS = 400
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+# ---------------------------------------------------------------- list
+
+
+def list_page(
+    tracker: Tracker,
+    *,
+    statuses: set[str],
+    types: set[str],
+    priorities: set[int],
+    tags: set[str],
+    assignee: str | None,
+    parent_id: str | None,
+    with_terminal: bool,
+    sort: str,
+    offset: int,
+    limit: int | None,
+    row_fields: tuple[str, ...] | None,
+) -> tuple[list[dict[str, Any]], int, list[str]] | None:
+    """``(rows, total, skipped_corrupt)`` for a listing, or None to scan files."""
+    from pm_core.tracker import indexing
+
+    if sort not in ORDERS:
+        return None
+
+    def compute(index: ReadIndex) -> tuple[list[dict[str, Any]], int, list[str]]:
+        where = ["e.live = 1"]
+        params: list[Any] = []
+        if not with_terminal:
+            terminal = sorted(tracker.schema.terminal_statuses)
+            where.append(f"e.status NOT IN ({_marks(terminal)})")
+            params.extend(terminal)
+        for column, values in (("status", statuses), ("type", types), ("priority", priorities)):
+            if values:
+                ordered = sorted(values)
+                where.append(f"e.{column} IN ({_marks(ordered)})")
+                params.extend(ordered)
+        for tag in sorted(tags):
+            where.append("EXISTS (SELECT 1 FROM json_each(e.tags) WHERE value = ?)")
+            params.append(tag)
+        if assignee is not None:
+            wanted = assignee.strip()
+            if wanted.lower() in ("none", "unassigned", ""):
+                where.append(f"({_HOLDER} IS NULL OR {_HOLDER} = '')")
+            else:
+                where.append(f"{_HOLDER} = ?")
+                params.append(wanted)
+        if parent_id is not None:
+            where.append("EXISTS (SELECT 1 FROM parents p WHERE p.source = e.id AND p.target = ?)")
+            params.append(parent_id)
+        clause = " AND ".join(where)
+        db = index.db
+        total = int(
+            db.execute(f"SELECT COUNT(*) FROM entries e WHERE {clause}", params).fetchone()[0]
+        )
+        columns = (
+            "e.id, e.title, e.type, e.status, e.priority, e.tags, e.assignee, p.target, e.updated_at"
+            if row_fields is None
+            else "e.record, p.target, e.path"
+        )
+        cursor = db.execute(
+            f"SELECT {columns} FROM entries e LEFT JOIN parents p ON p.source = e.id "
+            f"WHERE {clause} ORDER BY {ORDERS[sort]} LIMIT ? OFFSET ?",
+            [*params, -1 if limit is None else limit, offset],
+        )
+        if row_fields is None:
+            rows = [_default_row(r) for r in cursor]
+        else:
+            rows = _field_rows(index, cursor.fetchall(), row_fields)
+        return rows, total, _corrupt(tracker, index)
+
+    return indexing.answer(tracker, compute)
+
+
+def _default_row(r: Sequence[Any]) -> dict[str, Any]:
+    """The listing's default row (optional keys left out when unset)."""
+    row: dict[str, Any] = {
+        "id": r[0],
+        "title": r[1],
+        "type": r[2],
+        "status": r[3],
+        "priority": r[4],
+        "tags": json.loads(r[5]),
+    }
+    if r[6]:
+        row["assignee"] = r[6]
+    if r[7]:
+        row["parent"] = r[7]
+    row["updated_at"] = r[8]
+    return row
+
+
+def _field_rows(
+    index: ReadIndex, rows: Sequence[Sequence[Any]], fields: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    from pm_core.tracker.indexrows import unpack_item
+    from pm_core.tracker.listing import _row
+    from pm_core.tracker.model import Item
+
+    out: list[dict[str, Any]] = []
+    for record, parent, rel in rows:
+        item = unpack_item(record) if record is not None else index._read_file(index.root / rel)
+        if isinstance(item, Item):
+            out.append(_row(item, fields, parent))
+    return out
+
+
+def _corrupt(tracker: Tracker, index: ReadIndex) -> list[str]:
+    from pm_core.tracker.workspace import tracker_relpath
+
+    return [tracker_relpath(tracker.root, path) for path, _ in index.corrupt()]
+
+
+# ---------------------------------------------------------------- search
+
+
+def search_page(
+    tracker: Tracker,
+    parsed: Query,
+    filters: Mapping[str, Sequence[str]],
+    *,
+    include_terminal: bool,
+    mode: str,
+    match: str,
+    weights: Mapping[str, float],
+    min_score: float,
+    limit: int,
+) -> tuple[list[Scored], int, dict[str, tuple[str, str, str]]] | None:
+    """``(best hits, total, id -> (title, type, status))``, or None to scan files.
+
+    ``filters`` must already have passed the reference's validation.
+    """
+    from pm_core.tracker import indexing
+
+    def compute(index: ReadIndex) -> tuple[list[Scored], int, dict[str, tuple[str, str, str]]]:
+        from pm_core.tracker.search import Scored, score_documents
+
+        where, params = _search_filters(tracker, filters, include_terminal)
+        db = index.db
+        if not parsed.tokens:
+            # Filters alone: every candidate matches with score 0, in id order.
+            total = int(
+                db.execute(f"SELECT COUNT(*) FROM entries e WHERE {where}", params).fetchone()[0]
+            )
+            rows = db.execute(
+                f"SELECT e.id, e.title, e.type, e.status FROM entries e WHERE {where} "
+                "ORDER BY e.id LIMIT ?",
+                [*params, limit],
+            ).fetchall()
+            return [Scored(r[0], 0.0, ()) for r in rows], total, {r[0]: r[1:] for r in rows}
+        with_tokens = mode != "keyword"
+        rids = _candidates(db, parsed, tracker.prefix)
+        docs = _documents(db, where, params, rids, tracker.prefix, with_tokens)
+        if rids is not None and match == "or" and with_tokens:
+            kept = int(
+                db.execute(f"SELECT COUNT(*) FROM entries e WHERE {where}", params).fetchone()[0]
+            )
+            if kept > len(docs):
+                docs.append(_empty_doc())  # stands for the documents that match nothing
+        stats = _corpus_stats(db, parsed) if with_tokens else None
+        scored = score_documents(docs, parsed, mode=mode, match=match, weights=weights, stats=stats)
+        scored = [s for s in scored if s.pinned or s.score >= min_score]
+        info = {d.id: (d.title, d.type, d.status) for d in docs}
+        return scored[:limit], len(scored), info
+
+    return indexing.answer(tracker, compute)
+
+
+def _search_filters(
+    tracker: Tracker, filters: Mapping[str, Sequence[str]], include_terminal: bool
+) -> tuple[str, list[Any]]:
+    """SQL for the reference's filter predicate (values normalized the same way)."""
+    from pm_core.tracker.model import normalize_priority, normalize_status
+
+    schema = tracker.schema
+    statuses = sorted({normalize_status(s, schema.status_names) for s in filters.get("status", ())})
+    priorities = sorted({normalize_priority(p) for p in filters.get("priority", ())})
+    types = sorted({schema.type_by_name(t).name for t in filters.get("type", ())})
+    where = ["e.live = 1"]
+    params: list[Any] = []
+    if not include_terminal:
+        # Terminal items are left out unless a status filter names them.
+        hidden = sorted(schema.terminal_statuses - set(statuses))
+        if hidden:
+            where.append(f"e.status NOT IN ({_marks(hidden)})")
+            params.extend(hidden)
+    for column, values in (("status", statuses), ("type", types), ("priority", priorities)):
+        if values:
+            where.append(f"e.{column} IN ({_marks(values)})")
+            params.extend(values)
+    for tag in sorted(set(filters.get("tag", ()))):
+        where.append("EXISTS (SELECT 1 FROM json_each(e.tags) WHERE value = ?)")
+        params.append(tag)
+    assignees = sorted(set(filters.get("assignee", ())))
+    if assignees:
+        where.append(f"{_HOLDER} IN ({_marks(assignees)})")
+        params.extend(assignees)
+    return " AND ".join(where), params
+
+
+def _candidates(db: Any, parsed: Query, prefix: str) -> set[int] | None:
+    """Rows that can score: a token inside one of their tokens, or a pinned id.
+
+    A keyword hit is a token occurring inside the lowered field text; since a
+    query token is letters and digits only, each occurrence lies inside one
+    of the document's tokens, so the vocabulary terms containing it find
+    every such document. None means "all documents" (short or very common
+    tokens).
+    """
+    terms: set[str] = set()
+    for token in set(parsed.tokens):
+        if len(token) < _MIN_TOKEN:
+            return None
+        found = [
+            r[0]
+            for r in db.execute("SELECT term FROM fts_vocab WHERE instr(term, ?) > 0", (token,))
+        ]
+        if len(found) > _MAX_TERMS:
+            return None
+        terms.update(found)
+    rids: set[int] = set()
+    ordered = sorted(terms)
+    for start in range(0, len(ordered), 100):
+        expression = " OR ".join(f'"{t}"' for t in ordered[start : start + 100])
+        rids.update(
+            r[0] for r in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (expression,))
+        )
+    raw = [w.lower().lstrip("#") for w in parsed.text.split()]
+    ids = set(raw) | ({prefix + w for w in raw if w} if prefix else set())
+    if ids:
+        rids.update(
+            r[0]
+            for r in db.execute(
+                "SELECT rid FROM entries WHERE live = 1 AND id IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted(ids)),),
+            )
+        )
+    return rids
+
+
+def _documents(
+    db: Any,
+    where: str,
+    params: list[Any],
+    rids: set[int] | None,
+    prefix: str,
+    with_tokens: bool,
+) -> list[Any]:
+    from pm_core.tracker.search import SearchDoc
+
+    groups = ", ".join(f"d.g_{g}" for g in GROUPS)
+    sql = (
+        f"SELECT e.id, e.title, e.type, e.status, {groups}, d.tokens "
+        f"FROM entries e JOIN docs d ON d.rid = e.rid WHERE {where}"
+    )
+    args = list(params)
+    if rids is not None:
+        sql += " AND e.rid IN (SELECT value FROM json_each(?))"
+        args.append(json.dumps(sorted(rids)))
+    sql += " ORDER BY e.id"
+    docs = []
+    count = len(GROUPS)
+    for row in db.execute(sql, args):
+        item_id = row[0]
+        fields = {g: text for g, text in zip(GROUPS, row[4 : 4 + count], strict=True) if text}
+        tokens = row[4 + count]
+        short = item_id[len(prefix) :] if prefix and item_id.startswith(prefix) else ""
+        docs.append(
+            SearchDoc(
+                item_id,
+                row[1],
+                row[2],
+                row[3],
+                fields,
+                tuple(tokens.split(" ")) if with_tokens and tokens else (),
+                short,
+            )
+        )
+    return docs
+
+
+def _empty_doc() -> Any:
+    from pm_core.tracker.search import SearchDoc
+
+    return SearchDoc("", "", "", "", {}, (), "")
+
+
+def _corpus_stats(db: Any, parsed: Query) -> Any:
+    """BM25 statistics of every live document (the reference counts them all)."""
+    from pm_core.tracker.search import CorpusStats
+
+    count, total = db.execute(
+        "SELECT COUNT(*), COALESCE(SUM(d.ntokens), 0) FROM entries e JOIN docs d ON d.rid = e.rid "
+        "WHERE e.live = 1"
+    ).fetchone()
+    frequency: dict[str, int] = {}
+    for token in set(parsed.tokens):
+        row = db.execute("SELECT doc FROM fts_vocab WHERE term = ?", (token,)).fetchone()
+        frequency[token] = int(row[0]) if row else 0
+    return CorpusStats(int(count), total / count if count else 0.0, frequency)

@@ -1,0 +1,138 @@
+"""How a :class:`~pm_core.tracker.api.Tracker` reaches its read index.
+
+Kept apart from :mod:`pm_core.tracker.index` so importing the SDK does not
+import ``sqlite3``: a write that finds no index never opens one, and a read
+pays for the import only when it uses the index.
+
+The index is on unless ``PM_INDEX`` is ``0``/``off``/``false``/``no`` or
+settings say ``{"index": {"enabled": false}}``. Any failure to open or refresh
+it means "read the files": the index is a cache, never a gate.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pm_core.tracker.api import Tracker
+    from pm_core.tracker.errors import CorruptItemError
+    from pm_core.tracker.index import ReadIndex
+    from pm_core.tracker.model import Item
+
+T = TypeVar("T")
+_OFF = ("0", "off", "false", "no")
+_HANDLES: weakref.WeakKeyDictionary[Tracker, ReadIndex] = weakref.WeakKeyDictionary()
+
+
+def enabled(tracker: Tracker) -> bool:
+    """Whether reads of this tracker may use the index."""
+    if str(tracker.env.get("PM_INDEX", "")).strip().lower() in _OFF:
+        return False
+    try:
+        settings = tracker.settings.get("index") or {}
+    except Exception:  # unreadable settings: the read itself will report them
+        return False
+    return not (isinstance(settings, dict) and settings.get("enabled") is False)
+
+
+def _config(tracker: Tracker) -> Any:
+    from pm_core.tracker.index import Config
+
+    schema = tracker.schema
+    searchable = tuple(f.key for f in schema.fields if not f.commands or "search" in f.commands)
+    return Config(folders=schema.folders(), searchable=searchable)
+
+
+def handle(tracker: Tracker) -> ReadIndex | None:
+    """The tracker's index object (not refreshed), or None when the index is off."""
+    if not enabled(tracker):
+        return None
+    from pm_core.tracker.index import ReadIndex
+
+    config = _config(tracker)
+    index = _HANDLES.get(tracker)
+    if index is None or index.config != config or index.root != tracker.root:
+        if index is not None:
+            index.close()
+        index = ReadIndex(tracker.root, config)
+        _HANDLES[tracker] = index
+    return index
+
+
+def fresh(tracker: Tracker) -> ReadIndex | None:
+    """The index brought up to date with the files, or None: read the files instead."""
+    import sqlite3
+
+    from pm_core.tracker.index import IndexUnavailable
+
+    try:
+        index = handle(tracker)
+    except Exception:  # a schema or settings problem: the file path reports it
+        return None
+    if index is None:
+        return None
+    for attempt in range(2):
+        try:
+            index.refresh()
+            return index
+        except (IndexUnavailable, OSError):
+            return None
+        except sqlite3.DatabaseError:
+            # A damaged or foreign database file: throw it away and build anew once.
+            index.close()
+            if attempt:
+                return None
+            index.discard()
+    return None
+
+
+def answer(tracker: Tracker, compute: Callable[[ReadIndex], T]) -> T | None:
+    """``compute(index)`` on a fresh index; None when there is none or SQLite fails.
+
+    Tracker errors (a missing parent, a bad filter) pass through: they are
+    answers. A database error is not: the caller reads the files instead.
+    """
+    import sqlite3
+
+    index = fresh(tracker)
+    if index is None:
+        return None
+    try:
+        return compute(index)
+    except sqlite3.Error:
+        index.close()
+        return None
+
+
+def scan(tracker: Tracker) -> Iterator[tuple[Path, Item | CorruptItemError]]:
+    """Every item file with its item or parse error: from the index when it can answer."""
+    import sqlite3
+
+    index = fresh(tracker)
+    if index is not None:
+        try:
+            return index.scan()
+        except sqlite3.Error:
+            pass
+    return tracker.store.scan()
+
+
+def after_write(tracker: Tracker, item: Item | None, op: str, path: Path | None) -> None:
+    """The SDK's after-write hook: update the index row of the file just written.
+
+    Never raises: the write has already happened, and a missed update only
+    means the next read parses that one file again.
+    """
+    if path is None or not enabled(tracker):
+        return
+    try:
+        index = handle(tracker)
+        if index is not None:
+            index.record_write(item, op, path)
+    except Exception:
+        index = _HANDLES.pop(tracker, None)
+        if index is not None:
+            index.close()

@@ -1,0 +1,188 @@
+"""What the read index stores for one item, derived from the item alone.
+
+Every value here is computed by the same functions the file-scan read path
+uses (``ranking._epoch``, ``search.document_for``, the edge rules of
+:func:`pm_core.tracker.view.collect_edges`), so a query over these rows gives
+the answer a scan of the files would.
+
+The whole item is kept as well (:func:`pack_item`), so any field a reader
+asks for comes back exactly as the file holds it.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from pm_core.tracker.clock import parse_iso
+from pm_core.tracker.model import Item
+
+#: Item attributes in constructor order (``Item(*values)`` rebuilds the item).
+ITEM_FIELDS: tuple[str, ...] = tuple(a.name for a in attrs.fields(Item))
+
+#: Search field groups, in the order :func:`search.document_for` builds them.
+GROUPS: tuple[str, ...] = (
+    "title",
+    "description",
+    "tags",
+    "status",
+    "body",
+    "comments",
+    "notes",
+    "learnings",
+    "reminders",
+    "events",
+    "dependencies",
+    "linked",
+    "other",
+)
+
+#: Scalar columns of the ``entries`` table filled from an item, in order.
+ITEM_COLUMNS: tuple[str, ...] = (
+    "id",
+    "type",
+    "status",
+    "priority",
+    "tags",
+    "assignee",
+    "claim_principal",
+    "claim_expires_at",
+    "author",
+    "reviewer",
+    "parent_field",
+    "deadline",
+    "ord",
+    "created_at",
+    "updated_at",
+    "title",
+    "title_lower",
+    "updated_epoch",
+    "deadline_epoch",
+    "risk_value",
+    "activity",
+    "knowledge",
+    "agenda",
+    "record",
+)
+DOC_COLUMNS: tuple[str, ...] = (*(f"g_{g}" for g in GROUPS), "tokens", "ntokens", "title_tokens")
+
+
+def pack_item(item: Item) -> bytes | None:
+    """The item's complete state as bytes, or None when a value cannot be stored."""
+    try:
+        return marshal.dumps(tuple(getattr(item, name) for name in ITEM_FIELDS), 4)
+    except ValueError:
+        return None
+
+
+def unpack_item(blob: bytes) -> Item:
+    """The item :func:`pack_item` stored (a fresh object, safe to change)."""
+    return Item(*marshal.loads(blob))
+
+
+def epoch(text: str | None) -> float:
+    """Seconds since the epoch of an ISO time; 0.0 when absent or unparseable.
+
+    The same rule as the ranking module's own helper, so stored values sort
+    and score exactly as values computed from the file do.
+    """
+    if not text:
+        return 0.0
+    try:
+        return parse_iso(text).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def agenda_moments(item: Item) -> list[list[Any]]:
+    """``[stamp, kind, when, text]`` for the item's deadline, reminders and events."""
+    moments: list[tuple[str, str, str]] = []
+    if item.deadline:
+        moments.append(("deadline", item.deadline, ""))
+    for reminder in item.reminders:
+        moments.append(("reminder", str(reminder.get("at") or ""), str(reminder.get("text") or "")))
+    for event in item.events:
+        moments.append(("event", str(event.get("start_at") or ""), str(event.get("title") or "")))
+    out: list[list[Any]] = []
+    for kind, when, text in moments:
+        try:
+            stamp = parse_iso(when).timestamp()
+        except ValueError:
+            continue
+        out.append([stamp, kind, when, text])
+    return out
+
+
+def item_values(item: Item) -> tuple[Any, ...]:
+    """Values for :data:`ITEM_COLUMNS`."""
+    from pm_core.tracker.ranking import RISK_VALUES
+
+    agenda = agenda_moments(item)
+    return (
+        item.id,
+        item.type,
+        item.status,
+        item.priority,
+        json.dumps(item.tags, ensure_ascii=False),
+        item.assignee,
+        item.claim_principal,
+        item.claim_expires_at,
+        item.author,
+        item.reviewer,
+        item.parent,
+        item.deadline,
+        item.order,
+        item.created_at,
+        item.updated_at,
+        item.title,
+        item.title.lower(),
+        epoch(item.updated_at),
+        epoch(item.deadline) if item.deadline else 0.0,
+        RISK_VALUES.get(str(item.risk or "").lower(), 0.0),
+        len(item.comments) + len(item.test_runs),
+        len(item.notes) + len(item.learnings) + len(item.docs) + len(item.files),
+        json.dumps(agenda, ensure_ascii=False) if agenda else None,
+        pack_item(item),
+    )
+
+
+def item_edges(item: Item) -> list[tuple[int, int, str, str, str]]:
+    """``(phase, seq, source, target, kind)`` in canonical direction.
+
+    Phase 0 is the ``parent`` field (collected before every other edge);
+    phase 1 holds the ``blocked_by`` field (seq -1) and the dependencies in
+    file order. Self-edges are dropped, as the view drops them.
+    """
+    out: list[tuple[int, int, str, str, str]] = []
+    if item.parent and item.parent != item.id:
+        out.append((0, 0, item.id, item.parent, "parent"))
+    if item.blocked_by and item.blocked_by != item.id:
+        out.append((1, -1, item.id, item.blocked_by, "blocked_by"))
+    for seq, dep in enumerate(item.dependencies):
+        target = str(dep.get("id") or "")
+        kind = str(dep.get("kind") or "")
+        if not target or not kind:
+            continue
+        if kind == "blocks":
+            edge = (target, item.id, "blocked_by")
+        elif kind == "child":
+            edge = (target, item.id, "parent")
+        else:
+            edge = (item.id, target, kind)
+        if edge[0] != edge[1]:
+            out.append((1, seq, *edge))
+    return out
+
+
+def doc_values(item: Item, searchable: Sequence[str]) -> tuple[Any, ...]:
+    """Values for :data:`DOC_COLUMNS`: lowered field groups, tokens, title tokens."""
+    from pm_core.tracker.search import document_for, tokenize
+
+    doc = document_for(item, "", searchable)
+    groups = tuple(doc.fields.get(g) for g in GROUPS)
+    title_tokens = " " + " ".join(sorted(set(tokenize(doc.title)))) + " "
+    return (*groups, " ".join(doc.tokens), len(doc.tokens), title_tokens)

@@ -1,0 +1,83 @@
+"""The read index's SQLite schema (bump :data:`SCHEMA_VERSION` on any change)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from pm_core.tracker.indexrows import GROUPS, ITEM_COLUMNS
+
+SCHEMA_VERSION = 1
+
+_GROUP_COLUMNS = ", ".join(f"g_{g} TEXT" for g in GROUPS)
+
+DDL = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE folders(folder TEXT PRIMARY KEY, digest BLOB NOT NULL);
+CREATE TABLE racy(path TEXT PRIMARY KEY);
+CREATE TABLE entries(
+    rid INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    folder TEXT NOT NULL,
+    name TEXT NOT NULL,
+    frank INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    digest BLOB,
+    error TEXT,
+    hint TEXT,
+    live INTEGER NOT NULL DEFAULT 0,
+    id TEXT,
+    type TEXT,
+    status TEXT,
+    priority INTEGER,
+    tags TEXT,
+    assignee TEXT,
+    claim_principal TEXT,
+    claim_expires_at TEXT,
+    author TEXT,
+    reviewer TEXT,
+    parent_field TEXT,
+    deadline TEXT,
+    ord INTEGER,
+    created_at TEXT,
+    updated_at TEXT,
+    title TEXT,
+    title_lower TEXT,
+    updated_epoch REAL,
+    deadline_epoch REAL,
+    risk_value REAL,
+    activity INTEGER,
+    knowledge INTEGER,
+    agenda TEXT,
+    record BLOB
+);
+CREATE INDEX entries_folder ON entries(folder, name, size, mtime_ns, ino);
+CREATE INDEX entries_id ON entries(id, live);
+CREATE INDEX entries_live ON entries(live, status, type);
+CREATE TABLE docs(rid INTEGER PRIMARY KEY, {_GROUP_COLUMNS}, tokens TEXT NOT NULL,
+    ntokens INTEGER NOT NULL, title_tokens TEXT NOT NULL);
+CREATE TABLE edges(
+    owner INTEGER NOT NULL,
+    phase INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL
+);
+CREATE INDEX edges_owner ON edges(owner);
+CREATE INDEX edges_source ON edges(source, kind);
+CREATE INDEX edges_target ON edges(target, kind);
+CREATE TABLE parents(source TEXT PRIMARY KEY, target TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX parents_target ON parents(target);
+CREATE TABLE hier_cycle(node TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE VIRTUAL TABLE fts USING fts5(tokens, content='docs', content_rowid='rid', detail='none');
+CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, row);
+"""
+
+#: Stored in ``meta``: a database written by any other layout is rebuilt, even
+#: when someone changed the DDL (or the stored columns) and forgot the number.
+VERSION_TAG = (
+    f"{SCHEMA_VERSION}:"
+    + hashlib.sha256((DDL + ",".join(ITEM_COLUMNS)).encode()).hexdigest()[:12]
+)

@@ -1,0 +1,474 @@
+"""Applying file changes to the read index, inside one write transaction.
+
+A :class:`Writer` removes the rows of vanished or changed files, parses the
+new and changed ones (in worker processes when there are many), and then
+re-derives what depends on more than one file:
+
+* ``live``: when several files hold the same id, the first in scan order
+  (type folders in schema order, then file name) is the item, as in a file scan;
+* ``docs`` and the FTS5 index hold the live items only;
+* ``parents``: each id's canonical parent (the ``parent`` field first, then
+  ``parent``/``child`` dependencies by owner id and position);
+* ``hier_cycle``: ids on a parent cycle (readers then use the exact slow path).
+
+Few changes are handled row by row; many (a rebuild, a large checkout) are
+re-derived in bulk.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pm_core.tracker.indexrows import (
+    DOC_COLUMNS,
+    ITEM_COLUMNS,
+    doc_values,
+    item_edges,
+    item_values,
+    unpack_item,
+)
+from pm_core.tracker.model import Item
+
+if TYPE_CHECKING:
+    from pm_core.tracker.index import Listing, ReadIndex
+
+#: Past this many changed rows, derived tables are rebuilt in bulk.
+BULK_MIN = 1500
+_BATCH = 400
+
+_ENTRY_COLUMNS = (
+    "path",
+    "folder",
+    "name",
+    "frank",
+    "size",
+    "mtime_ns",
+    "ino",
+    "digest",
+    "error",
+    "hint",
+    *ITEM_COLUMNS,
+)
+_INSERT_ENTRY = (
+    f"INSERT INTO entries({', '.join(_ENTRY_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_ENTRY_COLUMNS))})"
+)
+_INSERT_DOC = f"INSERT INTO docs(rid, {', '.join(DOC_COLUMNS)}) VALUES ({', '.join('?' * (1 + len(DOC_COLUMNS)))})"
+_NO_ITEM = (None,) * len(ITEM_COLUMNS)
+
+#: A parsed file: (rel, digest, error, hint, item values, edges, doc values).
+Parsed = tuple[str, bytes | None, str | None, str | None, Any, Any, Any]
+
+
+def parse_rows(root: Path, rels: Sequence[str], searchable: Sequence[str]) -> list[Parsed]:
+    """Parse files into ready-to-insert values (runs in worker processes too)."""
+    from pm_core.tracker.index import parse_file
+
+    out: list[Parsed] = []
+    for rel in rels:
+        try:
+            digest, item, error, hint, doc = parse_file(root, rel, searchable)
+        except OSError:
+            out.append((rel, None, None, None, None, None, None))  # vanished meanwhile
+            continue
+        if item is None:
+            out.append((rel, digest, error, hint, None, None, None))
+        else:
+            out.append((rel, digest, None, None, item_values(item), item_edges(item), doc))
+    return out
+
+
+def _worker(args: tuple[str, list[str], tuple[str, ...]]) -> list[Parsed]:
+    root, rels, searchable = args
+    return parse_rows(Path(root), rels, searchable)
+
+
+class Writer:
+    """One refresh's (or one write's) changes to the index."""
+
+    def __init__(self, index: ReadIndex, now_ns: int) -> None:
+        self.index = index
+        self.db = index.db
+        self.root = index.root
+        self.folders = index.config.folders
+        self.searchable = index.config.searchable
+        self.frank = {folder: n for n, folder in enumerate(self.folders)}
+        self.now_ns = now_ns
+        self.parsed = 0
+        self.removed = 0
+        self.corrupt = 0
+        self.touched_ids: set[str] = set()
+        self.sources: set[str] = set()
+        self.pending_docs: dict[int, tuple[Any, ...]] = {}
+        self.bulk = False
+
+    # ------------------------------------------------------------ refresh
+
+    def apply(
+        self,
+        sweep: dict[str, Listing],
+        changed: Sequence[str],
+        stale_folders: Sequence[str],
+        racy: Sequence[str],
+        digests: dict[str, bytes],
+    ) -> None:
+        """Bring rows in line with ``sweep`` for the ``changed`` folders and racy files."""
+        db = self.db
+        order = json.dumps(list(self.folders))
+        row = db.execute("SELECT value FROM meta WHERE key = 'folders'").fetchone()
+        reorder = row is not None and row[0] != order
+        if reorder:
+            for folder, rank in self.frank.items():
+                db.execute("UPDATE entries SET frank = ? WHERE folder = ?", (rank, folder))
+        removes: list[int] = []
+        parses: dict[str, tuple[int, int, int]] = {}
+        for folder in stale_folders:
+            removes.extend(
+                r[0] for r in db.execute("SELECT rid FROM entries WHERE folder = ?", (folder,))
+            )
+        for folder in changed:
+            old = {
+                name: (size, mtime, ino, rid)
+                for name, size, mtime, ino, rid in db.execute(
+                    "SELECT name, size, mtime_ns, ino, rid FROM entries WHERE folder = ?",
+                    (folder,),
+                )
+            }
+            for name, size, mtime, ino in sweep[folder]:
+                prev = old.pop(name, None)
+                if prev is None or prev[:3] != (size, mtime, ino):
+                    parses[f"{folder}/{name}"] = (size, mtime, ino)
+            removes.extend(prev[3] for prev in old.values())
+        self._recheck_racy(racy, parses, sweep)
+        # Changed files are replaced: their old rows go, new rows come.
+        if parses:
+            removes.extend(self._rids_of(list(parses)))
+        self.bulk = reorder or not digests or len(parses) + len(removes) >= BULK_MIN
+        if row is None:
+            self.bulk = True
+        self._remove(sorted(set(removes)))
+        self._parse_and_store(parses)
+        if self.bulk:
+            self._derive_all()
+        else:
+            self._derive(self.touched_ids)
+        db.executemany(
+            "INSERT OR REPLACE INTO folders(folder, digest) VALUES (?, ?)",
+            [(folder, digests[folder]) for folder in changed],
+        )
+        db.executemany("DELETE FROM folders WHERE folder = ?", [(f,) for f in stale_folders])
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('folders', ?)", (order,))
+
+    def _recheck_racy(
+        self,
+        racy: Sequence[str],
+        parses: dict[str, tuple[int, int, int]],
+        sweep: dict[str, Listing],
+    ) -> None:
+        """Re-read files indexed too soon after their last change; parse those that differ."""
+        if not racy:
+            return
+        import hashlib
+
+        current = {
+            f"{folder}/{name}": (size, mtime, ino)
+            for folder, listing in sweep.items()
+            for name, size, mtime, ino in listing
+        }
+        for rel in racy:
+            stat = current.get(rel)
+            if stat is None or rel in parses:
+                continue  # gone (the folder diff removes it) or already queued
+            row = self.db.execute("SELECT digest FROM entries WHERE path = ?", (rel,)).fetchone()
+            try:
+                data = (self.root / rel).read_bytes()
+            except OSError:
+                continue
+            if row is None or hashlib.blake2b(data, digest_size=16).digest() != row[0]:
+                parses[rel] = stat
+            elif stat[1] < self.now_ns - self.index_racy_ns():
+                self.db.execute("DELETE FROM racy WHERE path = ?", (rel,))
+
+    @staticmethod
+    def index_racy_ns() -> int:
+        """How recent an mtime must be for its file to count as racy."""
+        from pm_core.tracker.index import RACY_NS
+
+        return RACY_NS
+
+    def _rids_of(self, rels: Sequence[str]) -> list[int]:
+        out: list[int] = []
+        for start in range(0, len(rels), 500):
+            chunk = rels[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                r[0]
+                for r in self.db.execute(f"SELECT rid FROM entries WHERE path IN ({marks})", chunk)
+            )
+        return out
+
+    # ------------------------------------------------------------ rows
+
+    def _remove(self, rids: Sequence[int]) -> None:
+        """Delete rows (and, row by row, their FTS entries and parent sources)."""
+        if not rids:
+            return
+        db = self.db
+        self.removed += len(rids)
+        for start in range(0, len(rids), 500):
+            chunk = list(rids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = db.execute(
+                f"SELECT rid, id, live, path FROM entries WHERE rid IN ({marks})", chunk
+            ).fetchall()
+            for rid, item_id, live, _ in rows:
+                if item_id is not None:
+                    self.touched_ids.add(item_id)
+                if live and not self.bulk:
+                    self._unlive(rid)
+            db.execute(f"DELETE FROM edges WHERE owner IN ({marks})", chunk)
+            db.execute(f"DELETE FROM entries WHERE rid IN ({marks})", chunk)
+            db.executemany("DELETE FROM racy WHERE path = ?", [(r[3],) for r in rows])
+            if self.bulk:
+                db.execute(f"DELETE FROM docs WHERE rid IN ({marks})", chunk)
+
+    def _parse_and_store(self, parses: dict[str, tuple[int, int, int]]) -> None:
+        if not parses:
+            return
+        rels = sorted(parses)
+        from pm_core.tracker.index import PROGRESS_MIN
+
+        progress = self.index.show_progress() and len(rels) >= PROGRESS_MIN
+        started = time.perf_counter()
+        done = 0
+        for batch in self._parsed_batches(rels):
+            for parsed in batch:
+                stat = parses[parsed[0]]
+                self._store(parsed, stat)
+            done += len(batch)
+            if progress:
+                sys.stderr.write(f"\rindexing {done:,}/{len(rels):,} items")
+                sys.stderr.flush()
+        if progress:
+            took = time.perf_counter() - started
+            sys.stderr.write(f"\rindexed {len(rels):,} items in {took:.1f} s\n")
+            sys.stderr.flush()
+
+    def _parsed_batches(self, rels: list[str]) -> Iterator[list[Parsed]]:
+        from pm_core.tracker.index import PARALLEL_MIN
+
+        batches = [rels[k : k + _BATCH] for k in range(0, len(rels), _BATCH)]
+        workers = min(os.cpu_count() or 1, 4)
+        if len(rels) < PARALLEL_MIN or workers < 2:
+            for batch in batches:
+                yield parse_rows(self.root, batch, self.searchable)
+            return
+        # fork is fast and safe in a single-threaded process; otherwise spawn.
+        method = "fork" if threading.active_count() == 1 and hasattr(os, "fork") else "spawn"
+        context = multiprocessing.get_context(method)
+        jobs = [(str(self.root), batch, self.searchable) for batch in batches]
+        with context.Pool(workers) as pool:
+            yield from pool.imap(_worker, jobs)
+
+    def _store(self, parsed: Parsed, stat: tuple[int, int, int]) -> None:
+        rel, digest, error, hint, values, edges, doc = parsed
+        if digest is None:
+            return  # the file vanished between the stat and the read
+        folder, _, name = rel.partition("/")
+        self.parsed += 1
+        if error is not None:
+            self.corrupt += 1
+        cursor = self.db.execute(
+            _INSERT_ENTRY,
+            (
+                rel,
+                folder,
+                name,
+                self.frank[folder],
+                *stat,
+                digest,
+                error,
+                hint,
+                *(values or _NO_ITEM),
+            ),
+        )
+        rid = cursor.lastrowid
+        assert rid is not None
+        if values is not None:
+            self.touched_ids.add(values[0])
+            self.db.executemany(
+                "INSERT INTO edges(owner, phase, seq, source, target, kind) VALUES (?,?,?,?,?,?)",
+                [(rid, *edge) for edge in edges],
+            )
+            self.pending_docs[rid] = doc
+        if stat[1] >= self.now_ns - self.index_racy_ns():
+            self.db.execute("INSERT OR IGNORE INTO racy(path) VALUES (?)", (rel,))
+
+    def record_one(self, rel: str, item: Item | None) -> None:
+        """Replace one file's row with what the SDK just wrote (``None``: removed)."""
+        import hashlib
+
+        rids = self._rids_of([rel])
+        self._remove(rids)
+        # The folder's stored listing digest no longer describes the rows: the
+        # next refresh compares that folder file by file (no parsing needed).
+        self.db.execute("DELETE FROM folders WHERE folder = ?", (rel.partition("/")[0],))
+        if item is not None:
+            path = self.root / rel
+            try:
+                st = path.stat()
+                data = path.read_bytes()
+            except OSError:
+                st = None
+            if st is not None:
+                digest = hashlib.blake2b(data, digest_size=16).digest()
+                parsed: Parsed = (
+                    rel,
+                    digest,
+                    None,
+                    None,
+                    item_values(item),
+                    item_edges(item),
+                    doc_values(item, self.searchable),
+                )
+                # Written this moment: racy until its mtime is safely in the past.
+                self.now_ns = max(self.now_ns, st.st_mtime_ns)
+                self._store(parsed, (st.st_size, st.st_mtime_ns, st.st_ino))
+        self._derive(self.touched_ids)
+
+    # ------------------------------------------------------------ derived state
+
+    def _unlive(self, rid: int) -> None:
+        """Take a live row out of the search index and queue its parent sources."""
+        db = self.db
+        row = db.execute("SELECT tokens FROM docs WHERE rid = ?", (rid,)).fetchone()
+        if row is not None:
+            db.execute("INSERT INTO fts(fts, rowid, tokens) VALUES ('delete', ?, ?)", (rid, row[0]))
+            db.execute("DELETE FROM docs WHERE rid = ?", (rid,))
+        self._queue_sources(rid)
+
+    def _queue_sources(self, rid: int) -> None:
+        self.sources.update(
+            r[0]
+            for r in self.db.execute(
+                "SELECT source FROM edges WHERE owner = ? AND kind = 'parent'", (rid,)
+            )
+        )
+
+    def _doc_for(self, rid: int) -> tuple[Any, ...] | None:
+        doc = self.pending_docs.get(rid)
+        if doc is not None:
+            return doc
+        row = self.db.execute("SELECT record FROM entries WHERE rid = ?", (rid,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return doc_values(unpack_item(row[0]), self.searchable)
+
+    def _derive(self, ids: set[str]) -> None:
+        """Re-pick the live file of each id; keep docs, FTS and parents in step."""
+        db = self.db
+        for item_id in sorted(ids):
+            rows = db.execute(
+                "SELECT rid, live, error FROM entries WHERE id = ? ORDER BY frank, name",
+                (item_id,),
+            ).fetchall()
+            winner = next((rid for rid, _, error in rows if error is None), None)
+            for rid, live, _ in rows:
+                should = rid == winner
+                if should == bool(live):
+                    continue
+                db.execute("UPDATE entries SET live = ? WHERE rid = ?", (int(should), rid))
+                if should:
+                    doc = self._doc_for(rid)
+                    if doc is not None:
+                        db.execute(_INSERT_DOC, (rid, *doc))
+                        db.execute(
+                            "INSERT INTO fts(rowid, tokens) VALUES (?, ?)",
+                            (rid, doc[len(DOC_COLUMNS) - 3]),
+                        )
+                    self._queue_sources(rid)
+                else:
+                    self._unlive(rid)
+        self._derive_parents(self.sources)
+        self.sources = set()
+
+    def _derive_parents(self, sources: set[str]) -> None:
+        db = self.db
+        for source in sorted(sources):
+            row = db.execute(
+                "SELECT e.target FROM edges e JOIN entries o ON o.rid = e.owner "
+                "WHERE e.source = ? AND e.kind = 'parent' AND o.live = 1 "
+                "ORDER BY e.phase, o.id, e.seq LIMIT 1",
+                (source,),
+            ).fetchone()
+            if row is None:
+                db.execute("DELETE FROM parents WHERE source = ?", (source,))
+            else:
+                db.execute(
+                    "INSERT OR REPLACE INTO parents(source, target) VALUES (?, ?)", (source, row[0])
+                )
+        if sources:
+            known = {r[0] for r in db.execute("SELECT node FROM hier_cycle")}
+            self._mark_cycles(sources | known, self._parent_lookup)
+
+    def _parent_lookup(self, node: str) -> str | None:
+        row = self.db.execute("SELECT target FROM parents WHERE source = ?", (node,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _mark_cycles(self, nodes: set[str], parent_of: Any) -> None:
+        """Record which of ``nodes`` sit on a parent cycle (and forget the others)."""
+        on_cycle: list[str] = []
+        for node in nodes:
+            seen = {node}
+            current = parent_of(node)
+            while current is not None and current not in seen:
+                seen.add(current)
+                current = parent_of(current)
+            if current == node:
+                on_cycle.append(node)
+        self.db.executemany("DELETE FROM hier_cycle WHERE node = ?", [(n,) for n in nodes])
+        self.db.executemany(
+            "INSERT OR IGNORE INTO hier_cycle(node) VALUES (?)", [(n,) for n in on_cycle]
+        )
+
+    def _derive_all(self) -> None:
+        """Bulk re-derivation: live flags, docs, FTS, parents and cycles."""
+        db = self.db
+        db.execute(
+            "UPDATE entries SET live = (rid IN (SELECT rid FROM (SELECT rid, ROW_NUMBER() "
+            "OVER (PARTITION BY id ORDER BY frank, name) AS n FROM entries "
+            "WHERE error IS NULL) WHERE n = 1))"
+        )
+        db.execute("DELETE FROM docs WHERE rid NOT IN (SELECT rid FROM entries WHERE live = 1)")
+        missing = [
+            r[0]
+            for r in db.execute(
+                "SELECT rid FROM entries WHERE live = 1 AND rid NOT IN (SELECT rid FROM docs)"
+            )
+        ]
+        rows = []
+        for rid in missing:
+            doc = self._doc_for(rid)
+            if doc is not None:
+                rows.append((rid, *doc))
+        db.executemany(_INSERT_DOC, rows)
+        db.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
+        db.execute("DELETE FROM parents")
+        db.execute(
+            "INSERT INTO parents(source, target) SELECT source, target FROM ("
+            "SELECT e.source AS source, e.target AS target, ROW_NUMBER() OVER ("
+            "PARTITION BY e.source ORDER BY e.phase, o.id, e.seq) AS n "
+            "FROM edges e JOIN entries o ON o.rid = e.owner "
+            "WHERE e.kind = 'parent' AND o.live = 1) WHERE n = 1"
+        )
+        parents = dict(db.execute("SELECT source, target FROM parents").fetchall())
+        db.execute("DELETE FROM hier_cycle")
+        self._mark_cycles(set(parents), parents.get)
