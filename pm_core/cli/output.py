@@ -23,9 +23,9 @@ def encode_json(payload: Any) -> str:
 
 def encode_toon(payload: Any) -> str:
     """TOON, with a trailing newline (an empty mapping prints nothing)."""
-    import toon_format
+    from pm_core.tracker.toon import encode
 
-    text: str = toon_format.encode(payload)
+    text = encode(payload)
     return text + "\n" if text else ""
 
 
