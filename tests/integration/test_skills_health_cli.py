@@ -27,8 +27,9 @@ def _health(repo: Path) -> tuple[int, dict[str, Any], str]:
 
 
 def _skills_check(report: dict[str, Any]) -> dict[str, Any]:
-    [check] = [c for c in report["checks"] if c["name"] == "skills"]
-    return check
+    checks: list[dict[str, Any]] = [c for c in report["checks"] if c["name"] == "skills"]
+    assert len(checks) == 1, report["checks"]
+    return checks[0]
 
 
 def test_health_of_a_clean_repo_has_a_passing_skills_check(repo: Path) -> None:

@@ -91,7 +91,10 @@ def workspace_server(workspace: Path) -> Iterator[McpProcess]:
 
 
 def _listing(server: McpProcess) -> list[dict[str, Any]]:
-    return ok(server.modern("skills/list", {"limit": 100}, extensions=NEGOTIATED))["skills"]
+    skills: list[dict[str, Any]] = ok(
+        server.modern("skills/list", {"limit": 100}, extensions=NEGOTIATED)
+    )["skills"]
+    return skills
 
 
 # --- advertisement -------------------------------------------------------------------
