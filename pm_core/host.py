@@ -133,6 +133,9 @@ def _entry_point_sources() -> list[PluginSource]:
                 module=ep.value,
             )
         )
+    # Built-ins first, then by name: which of two plugins claiming one name
+    # is the conflict must not depend on the order distributions are found in.
+    sources.sort(key=lambda s: (s.source != "builtin", s.name))
     return sources
 
 
@@ -163,8 +166,12 @@ class Host:
             record = PluginRecord(src.name, src.source, src.version, module=src.module)
             self.records[src.name] = record
             allowed = self.settings.allowlist
+            # The allowlist filters installed third-party plugins; built-ins and
+            # plugins handed to build_host() by the embedding program always load.
             if src.name in self.settings.disabled or (
-                allowed is not None and src.source != "builtin" and src.name not in allowed
+                allowed is not None
+                and src.source not in ("builtin", "local")
+                and src.name not in allowed
             ):
                 record.status = "blocked"
                 continue
@@ -184,14 +191,27 @@ class Host:
             record.hooks = [
                 h.name for h in self._pm.get_hookcallers(plugin) or [] if h.name.startswith("pm_")
             ]
-        try:
-            self._pm.check_pending()
-        except pluggy.PluginValidationError as exc:
-            if self.settings.strict:
-                raise PluginLoadError(str(exc)) from exc
+        self._check_unknown_hooks()
         if self.settings.trace:
             self._pm.trace.root.setwriter(lambda s: sys.stderr.write(s))
             self._pm.enable_tracing()
+
+    def _check_unknown_hooks(self) -> None:
+        """A hook implementation without a spec (a misspelt name) makes its plugin an ``error``.
+
+        pluggy's ``check_pending()`` stops at the first one; this records every
+        offender so ``pm-plugins list`` can show them all.
+        """
+        for name, caller in vars(self._pm.hook).items():
+            if name.startswith("_") or caller.has_spec():
+                continue
+            for impl in caller.get_hookimpls():
+                if impl.optionalhook:
+                    continue
+                message = f"hook {name!r} is not a pm hook (misspelt? see pm_core.hookspecs)"
+                self._record(impl.plugin_name).fail("error", message)
+                if self.settings.strict:
+                    raise PluginLoadError(f"plugin {impl.plugin_name!r}: {message}")
 
     # --- collection hooks: each implementation is called on its own ---------
 

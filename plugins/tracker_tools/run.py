@@ -25,6 +25,7 @@ from pm_core.contracts import (
     profile_tier,
     tier_includes,
 )
+from pm_core.hosting import call_command
 from pm_core.tracker.errors import UsageError
 
 Schema = dict[str, Any]
@@ -276,8 +277,9 @@ def run_extension(
     for param in command.params:
         if param.name not in call and param.default is not None:
             call[param.name] = param.default
-    assert command.handler is not None  # extension_actions() only lists runnable ones
-    return _merge(command.handler(ctx, **call), warnings)
+    # The one call path shared with the CLI and the SDK: a handler's unexpected
+    # exception becomes a PmError, so the client gets an error result, not -32603.
+    return _merge(call_command(command, ctx, call), warnings)
 
 
 def _merge(outcome: Any, warnings: list[str]) -> Any:

@@ -126,6 +126,10 @@ def run(args: Sequence[str]) -> int:
         result = cli.main(args=list(args), prog_name="pm", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # `pm` or `pm plan` alone: show what is available, as help does.
+        sys.stdout.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
+        return 0
     except click.UsageError as exc:
         return _fail(_usage_message(exc), _usage_hint(exc), EXIT_USAGE, wants_json)
     except click.Abort:

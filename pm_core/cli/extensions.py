@@ -5,8 +5,12 @@ a name that is not a built-in command, or to list commands in ``pm --help``,
 so ordinary commands never build the host (nor import pluggy).
 
 An extension command is a :class:`~pm_core.contracts.CommandSpec` with a
-handler; its ``params`` become ``--options`` and its handler is called as
-``handler(ctx, **params)`` with a :class:`~pm_core.contracts.ToolContext`.
+handler; its ``params`` become ``--options`` (``due_date`` -> ``--due-date``;
+booleans are flags, ``--x/--no-x`` when they default to true) and its handler
+is called as ``handler(ctx, **params)`` with a
+:class:`~pm_core.contracts.ToolContext`, through
+:func:`pm_core.hosting.call_command` like ``pm_run`` and the SDK do. Its help
+shows the summary, the tier, family and providing plugin, and the examples.
 Commands at tier ``internal`` are callable but never listed. A handler may
 return a plain JSON value or a :class:`~pm_core.contracts.ToolResult`, whose
 warnings go to stderr.
@@ -83,8 +87,9 @@ _TYPES: Mapping[str, Any] = {"string": click.STRING, "integer": click.INT, "numb
 def _option(param: ParamSpec) -> click.Option:
     flag = "--" + param.name.replace("_", "-")
     if param.type == "boolean":
+        decls = [f"{flag}/--no-{flag[2:]}"] if param.default else [flag]
         return click.Option(
-            [flag, param.name], is_flag=True, default=bool(param.default), help=param.help
+            [*decls, param.name], is_flag=True, default=bool(param.default), help=param.help
         )
     options: dict[str, Any] = {}
     if param.default is not None:
@@ -106,18 +111,19 @@ def command_from_spec(spec: CommandSpec, host: Host) -> click.Command:
 
     def callback(**params: Any) -> None:
         from pm_core.contracts import RequestContext, ToolContext, ToolResult
+        from pm_core.hosting import CLI_CLIENT, call_command
 
         state = click.get_current_context().find_object(CliState)
         assert state is not None  # the group always sets it
+        tracker = state.tracker
         context = ToolContext(
-            tracker=state.tracker,
-            request=RequestContext(),
-            author=state.author,
+            tracker=tracker,
+            request=RequestContext(profile="full", client_name=CLI_CLIENT),
+            author=tracker.author,
             commands=host.commands(),
         )
-        assert spec.handler is not None
         values = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
-        result = spec.handler(context, **values)
+        result = call_command(spec, context, values)
         if isinstance(result, ToolResult):
             for warning in result.warnings:
                 sys.stderr.write(f"warning: {warning}\n")
@@ -131,5 +137,18 @@ def command_from_spec(spec: CommandSpec, host: Host) -> click.Command:
         params=[_option(p) for p in spec.params],
         help=spec.summary,
         short_help=spec.summary,
+        epilog=_epilog(spec, host),
+        hidden=spec.tier == "internal",
     )
     return json_option(command)
+
+
+def _epilog(spec: CommandSpec, host: Host) -> str:
+    """Tier, family and providing plugin, then the examples (kept unwrapped by ``\\b``)."""
+    owner = host.command_owner(spec.name) or "?"
+    record = host.records.get(owner)
+    origin = " ".join(p for p in (record.source, record.version) if p) if record else ""
+    lines = [f"Tier {spec.tier}, family {spec.family}; from plugin {owner} ({origin})."]
+    if spec.examples:
+        lines += ["", "\b", "Examples:", *(f"  {example}" for example in spec.examples)]
+    return "\n".join(lines)
