@@ -86,13 +86,27 @@ class LazyGroup(click.Group):
         return extension_command(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """List commands from their summaries without importing every module."""
-        from pm_core.cli.extensions import command_summaries
+        """List commands from their summaries without importing every module.
+
+        Extension commands get a section of their own, and plugins that failed
+        (``error``/``conflict``) are named so a missing command can be explained.
+        """
+        from pm_core.cli.extensions import command_summaries, installed_host
 
         rows = sorted(command_summaries(set(COMMANDS)).items())
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+        sections = (
+            ("Commands", [row for row in rows if row[0] in COMMANDS]),
+            ("Extension commands", [row for row in rows if row[0] not in COMMANDS]),
+        )
+        for title, section in sections:
+            if section:
+                with formatter.section(title):
+                    formatter.write_dl(section)
+        records = installed_host().records.values()
+        broken = sorted(r.name for r in records if r.status in ("error", "conflict"))
+        if broken:
+            with formatter.section("Plugins not working"):
+                formatter.write_text(f"{', '.join(broken)}: run `pm-plugins list -v` for why.")
 
 
 @click.group(
