@@ -320,9 +320,9 @@ def deps_tree(
             kind = INVERSE_KIND.get(edge.kind, edge.kind)
             links.append({**node(view, edge.source), "kind": kind, "direction": "in"})
     links = links[:max_edges]
+    unresolved = set(view.unresolved_blockers(root))
     blocked_by = [
-        {**node(view, b), "resolved": b not in view.unresolved_blockers(root)}
-        for b in view.blockers.get(root, ())
+        {**node(view, b), "resolved": b not in unresolved} for b in view.blockers.get(root, ())
     ]
     blocks = [node(view, d) for d in view.dependents.get(root, ())]
     budget = {"nodes": max_nodes, "truncated": False}

@@ -171,8 +171,10 @@ def build_view(tracker: Tracker) -> TrackerView:
             if edge.source not in parent_of:
                 parent_of[edge.source] = edge.target
         elif edge.kind == "blocked_by":
-            _add_unique(blockers, edge.source, edge.target)
-            _add_unique(dependents, edge.target, edge.source)
+            # collect_edges de-duplicates, so each pair arrives once: a plain
+            # append keeps this linear even when one item blocks thousands.
+            blockers.setdefault(edge.source, []).append(edge.target)
+            dependents.setdefault(edge.target, []).append(edge.source)
     for child, parent in parent_of.items():
         children.setdefault(parent, []).append(child)
     for kids in children.values():
@@ -194,12 +196,6 @@ def build_view(tracker: Tracker) -> TrackerView:
         edges=edges,
         lease_holders=holder_overrides(tracker, by_id.values()),
     )
-
-
-def _add_unique(mapping: dict[str, list[str]], key: str, value: str) -> None:
-    bucket = mapping.setdefault(key, [])
-    if value not in bucket:
-        bucket.append(value)
 
 
 def collect_edges(items: Iterable[Item]) -> list[Edge]:

@@ -159,3 +159,12 @@ def test_deps_packet_shows_links_blockers_and_the_child_tree(t: Tracker) -> None
     assert (epic, "parent", "out") in kinds and (leaf, "child", "in") in kinds
     assert packet["token_cost"]["estimated_tokens"] < 16000
     assert deps_tree(t, blocker)["blocks"][0]["id"] == feature
+
+
+def test_the_same_blocking_pair_written_three_ways_counts_once(t: Tracker) -> None:
+    hub = add(t, "Hub")
+    waiter = add(t, "Waiter", dependencies=[f"{hub}:blocked_by"], blocked_by=hub)
+    t.add_dependency(hub, waiter, "blocks")
+    packet = deps_tree(t, hub)
+    assert [b["id"] for b in packet["blocks"]] == [waiter]
+    assert [b["id"] for b in deps_tree(t, waiter)["blocked_by"]] == [hub]
