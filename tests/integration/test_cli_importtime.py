@@ -69,7 +69,7 @@ def test_read_commands_never_import_mcp_or_the_plugin_host(cli: PmCli, command: 
     top = _top_level(names)
     assert not top & set(NEVER_AT_START), sorted(top & set(NEVER_AT_START))
     assert "pm_core.host" not in names and "pm_core.contracts" not in names
-    assert "toon_format" in top  # items are read, so the TOON decoder is loaded
+    assert "pm_core.tracker.api" in names  # the command really opened the tracker
 
 
 def test_mutations_never_import_mcp(cli: PmCli) -> None:
