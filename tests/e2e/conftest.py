@@ -36,9 +36,13 @@ HOST_DIR = Path(__file__).parent / "host"
 SCREENSHOTS = Path(__file__).parents[1] / "output" / "screenshots"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for the whole session."""
+    """One headless Chromium per test module.
+
+    Playwright's sync API keeps an event loop running while it is started, so
+    it must stop before tests in other modules run their own loops (anyio).
+    """
     if not CHROMIUM.exists():
         reason = f"headless Chromium is not installed at {CHROMIUM} (Debian package 'chromium')"
         if os.environ.get("CI", "").lower() == "true":
