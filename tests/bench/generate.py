@@ -27,20 +27,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pm_core.tracker import history as hist  # noqa: E402
-from pm_core.tracker.clock import format_iso  # noqa: E402
-from pm_core.tracker.model import item_from_record  # noqa: E402
-from pm_core.tracker.store import encode_item  # noqa: E402
-from pm_core.tracker.workspace import TRACKER_DIR, init_workspace, type_folder  # noqa: E402
+from pm_core.tracker import history as hist
+from pm_core.tracker.clock import format_iso
+from pm_core.tracker.model import item_from_record
+from pm_core.tracker.store import encode_item
+from pm_core.tracker.workspace import TRACKER_DIR, init_workspace, type_folder
 
 DEFAULT_SEED = 20260731
 #: Written next to ``.agents`` once every file is in place (a cache key).
 MARKER = ".bench-workspace.json"
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 3
 
-TYPE_WEIGHTS = {
-    "Epic": 1,
-    "Feature": 4,
+#: Epics and features are the first 1% and 4% of items; the rest are drawn from these.
+LEAF_WEIGHTS = {
     "Task": 46,
     "Chore": 9,
     "Issue": 20,
@@ -86,26 +85,37 @@ TAGS = (
     "tests",
     "ux",
 )
-WORDS = (
-    "login session token refresh timeout retry cache index query parser schema "
-    "migration rollback deploy pipeline build artifact release version config "
-    "settings flag toggle export import report dashboard chart metric alert "
-    "latency throughput memory leak crash stack trace error warning handler "
-    "request response header payload endpoint route server client browser "
-    "mobile tablet layout button modal dialog form field input validation "
-    "password email notification queue worker scheduler cron job batch stream "
-    "upload download file folder path permission role user account profile "
-    "billing invoice payment refund subscription plan tier quota limit rate "
-    "search filter sort page cursor offset result score ranking relevance "
-    "sync conflict merge branch commit review approval audit history log "
-    "trace span sample budget target regression benchmark fixture mock stub "
-    "database table column row transaction lock deadlock replica backup "
-    "restore snapshot encryption certificate secret rotation key vault policy"
-).split()
-FILLER = (
-    "the a to of and in for on with when after before while so that this it "
-    "we should must can could may not only also then again each every all"
-).split()
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+#: Common tracker words (each in roughly a fifth of the items).
+WORDS = _words(
+    """login session token refresh timeout retry cache index query parser schema
+    migration rollback deploy pipeline build artifact release version config
+    settings flag toggle export import report dashboard chart metric alert
+    latency throughput memory leak crash stack trace error warning handler
+    request response header payload endpoint route server client browser
+    mobile tablet layout button modal dialog form field input validation
+    password email notification queue worker scheduler cron job batch stream
+    upload download file folder path permission role user account profile
+    billing invoice payment refund subscription plan tier quota limit rate
+    search filter sort page cursor offset result score ranking relevance
+    sync conflict merge branch commit review approval audit history log
+    trace span sample budget target regression benchmark fixture mock stub
+    database table column row transaction lock deadlock replica backup
+    restore snapshot encryption certificate secret rotation key vault policy"""
+)
+FILLER = _words(
+    """the a to of and in for on with when after before while so that this it
+    we should must can could may not only also then again each every all"""
+)
+_SYLLABLES = ("ka", "zo", "mi", "ter", "vex", "lun", "dra", "pol", "sin", "gar", "tu", "bel")
+#: Rarer project vocabulary (names, components, jargon), drawn by Zipf's law.
+RARE = tuple(a + b + c for a in _SYLLABLES for b in _SYLLABLES for c in ("", "n", "s", "x"))
+RARE_WEIGHTS = tuple(1 / (rank + 1) for rank in range(len(RARE)))
 FILES = (
     "src/auth/session.py",
     "src/api/routes.py",
@@ -127,11 +137,17 @@ def _pick(rng: random.Random, weights: dict[str, int]) -> str:
     return rng.choices(list(weights), weights=list(weights.values()))[0]
 
 
+def _word(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.4:
+        return rng.choice(WORDS)
+    if roll < 0.7:
+        return rng.choice(FILLER)
+    return rng.choices(RARE, weights=RARE_WEIGHTS)[0]
+
+
 def _sentence(rng: random.Random, lo: int, hi: int) -> str:
-    words = [
-        rng.choice(WORDS) if rng.random() < 0.6 else rng.choice(FILLER)
-        for _ in range(rng.randint(lo, hi))
-    ]
+    words = [_word(rng) for _ in range(rng.randint(lo, hi))]
     return " ".join(words).capitalize() + "."
 
 
@@ -151,7 +167,7 @@ def plan_workspace(n: int, seed: int) -> dict[str, Any]:
         if token not in taken:
             taken.add(token)
             ids.append("pm-" + token)
-    types = [_pick(rng, TYPE_WEIGHTS) for _ in range(n)]
+    types = [_pick(rng, LEAF_WEIGHTS) for _ in range(n)]
     # The first items are the top of the hierarchy, as a tracker starts with epics.
     epics = max(1, n // 100)
     features = max(1, n // 25)
@@ -236,7 +252,11 @@ def build_record(plan: dict[str, Any], k: int) -> dict[str, Any]:
     for _ in range(rng.choices(range(5), weights=(40, 30, 15, 10, 5))[0]):
         moment += timedelta(minutes=rng.randint(5, 600))
         comments.append(
-            {"created_at": format_iso(moment), "author": rng.choice(AGENTS), "text": _sentence(rng, 5, 18)}
+            {
+                "created_at": format_iso(moment),
+                "author": rng.choice(AGENTS),
+                "text": _sentence(rng, 5, 18),
+            }
         )
     if comments:
         record["comments"] = comments
@@ -315,7 +335,7 @@ def generate(
         shutil.rmtree(out)
     root = out / TRACKER_DIR
     init_workspace(root)
-    for type_name in TYPE_WEIGHTS:
+    for type_name in ("Epic", "Feature", *LEAF_WEIGHTS):
         (root / type_folder(type_name)).mkdir(exist_ok=True)
     plan = plan_workspace(n, seed)
     step = 500
@@ -342,7 +362,9 @@ def generate(
     return root
 
 
-def cached_workspace(n: int, cache: Path, *, seed: int = DEFAULT_SEED, progress: bool = False) -> Path:
+def cached_workspace(
+    n: int, cache: Path, *, seed: int = DEFAULT_SEED, progress: bool = False
+) -> Path:
     """The workspace for ``n`` items under ``cache``, generated only when missing or stale."""
     out = cache / f"pm-bench-{n}-{seed}"
     marker = out / MARKER

@@ -1,0 +1,378 @@
+"""Whole-process timings of ``pm`` and ``pm-mcp`` at 1,000 / 10,000 / 100,000 items.
+
+Run: ``python tests/bench/run.py [--sizes 1000,10000,100000] [--repeat 9]``
+(or ``make bench``). Workspaces come from ``generate.py`` and are cached
+(``--cache``, default the system temp directory); the items this script
+creates and edits are removed and restored afterwards, so a cached workspace
+stays the same between runs.
+
+For each size it measures, as separate processes of the installed ``pm``:
+
+* the first read with no index (``runtime/`` deleted, as after a fresh clone);
+* warm runs of list, get, search, context, next and create: median and p95
+  wall time, and each command's peak RSS;
+* the next read after one item file is edited by hand (in place);
+* ``pm-mcp`` tool calls over stdio (pm_list, pm_get, pm_search, pm_context,
+  pm_next): median and p95 latency per call, the server started once.
+
+Results go to ``tests/bench/results/latest.json`` (gitignored) and a table
+prints the TypeScript ``pm`` figures (median, whole command, 10,000 items, and
+its own 100,000-item report) beside ours. Targets are in the issue text and
+are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from generate import cached_workspace  # noqa: E402
+
+#: The existing TypeScript pm, median whole-command ms (issue text; 100k from its report).
+TYPESCRIPT_MS: dict[int, dict[str, float]] = {
+    10_000: {
+        "list": 256,
+        "get": 442,
+        "search": 458,
+        "context": 699,
+        "next": 876,
+        "create": 403,
+    },
+    100_000: {
+        "list": 1760,
+        "get": 1272,
+        "search": 3348,
+        "context": 3398,
+        "next": 3452,
+        "create": 604,
+    },
+}
+TYPESCRIPT_FIRST_READ_S = {10_000: 12.0, 100_000: 29.0}
+#: Targets from the issue (ms), for the table only.
+TARGETS_MS: dict[int, dict[str, float]] = {
+    10_000: {"list": 100, "get": 100, "search": 100, "context": 150, "next": 150, "create": 120},
+    100_000: {"list": 300, "get": 300, "search": 300, "context": 300, "next": 300, "create": 150},
+}
+SEARCH_QUERY = "deadlock replica"
+COMMANDS = ("list", "get", "search", "context", "next", "create")
+
+
+def _bin(name: str) -> str:
+    """The installed console script next to this interpreter (the real entry point)."""
+    candidate = Path(sys.executable).with_name(name)
+    return str(candidate) if candidate.exists() else name
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Run one process: (wall seconds, peak RSS MiB, stdout)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out_chunks: list[bytes] = []
+    err_chunks: list[bytes] = []
+
+    def drain(stream: Any, sink: list[bytes]) -> None:
+        sink.append(stream.read())
+
+    threads = [
+        threading.Thread(target=drain, args=(proc.stdout, out_chunks)),
+        threading.Thread(target=drain, args=(proc.stderr, err_chunks)),
+    ]
+    for t in threads:
+        t.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    for t in threads:
+        t.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(argv)} exited {proc.returncode}: {b''.join(err_chunks).decode()[-2000:]}"
+        )
+    rss_mib = usage.ru_maxrss / 1024  # KiB on Linux
+    return elapsed, rss_mib, b"".join(out_chunks).decode()
+
+
+def summarize(times: list[float], rss: list[float]) -> dict[str, Any]:
+    """Median, p95 (nearest rank), min and max in ms; peak RSS in MiB."""
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered) + 0.5) - 1))]
+    return {
+        "median_ms": round(statistics.median(ordered) * 1000, 1),
+        "p95_ms": round(p95 * 1000, 1),
+        "min_ms": round(ordered[0] * 1000, 1),
+        "max_ms": round(ordered[-1] * 1000, 1),
+        "runs": len(ordered),
+        "peak_rss_mib": round(max(rss), 1) if rss else None,
+    }
+
+
+def _item_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.glob("*/*.toon"))
+
+
+class Bench:
+    """One workspace's measurements."""
+
+    def __init__(self, root: Path, repeat: int) -> None:
+        self.root = root
+        self.repeat = repeat
+        self.env = dict(os.environ)
+        self.env.update({"PM_PATH": str(root), "PM_AUTHOR": "bench", "PYTHONHASHSEED": "0"})
+        self.env.pop("PM_INDEX", None)
+        self.pm = _bin("pm")
+        files = _item_files(root)
+        self.sample = files[len(files) // 2]
+        self.sample_id = self.sample.stem
+        self.created: list[str] = []
+
+    def pm_cmd(self, name: str, n: int) -> list[str]:
+        if name == "list":
+            return [self.pm, "list"]
+        if name == "get":
+            return [self.pm, "get", self.sample_id]
+        if name == "search":
+            return [self.pm, "search", SEARCH_QUERY]
+        if name == "create":
+            return [self.pm, "--json", "create", "--title", f"bench item {n}", "--type", "Task"]
+        return [self.pm, name]
+
+    def run(self, name: str, n: int = 0) -> tuple[float, float]:
+        wall, rss, out = run_once(self.pm_cmd(name, n), self.env)
+        if name == "create":
+            self.created.append(json.loads(out)["id"])
+        return wall, rss
+
+    def drop_index(self) -> None:
+        for path in (self.root / "runtime").glob("index.sqlite*"):
+            path.unlink()
+
+    def cold(self, command: str = "next") -> dict[str, Any]:
+        """First read with no index (as after a fresh clone), then the same read warm."""
+        self.drop_index()
+        wall, rss = self.run(command)
+        return {"command": command, "seconds": round(wall, 2), "peak_rss_mib": round(rss, 1)}
+
+    def warm(self, name: str) -> dict[str, Any]:
+        self.run(name, -1)  # settle: caches, index, page cache
+        times, rss = [], []
+        for n in range(self.repeat):
+            wall, peak = self.run(name, n)
+            times.append(wall)
+            rss.append(peak)
+        return summarize(times, rss)
+
+    def hand_edit(self, command: str = "next") -> dict[str, Any]:
+        """Edit one item file in place (as an editor would), then time the next read."""
+        files = _item_files(self.root)
+        times, rss = [], []
+        for n in range(self.repeat):
+            path = files[(n * 7919) % len(files)]
+            original = path.read_bytes()
+            try:
+                text = original.decode()
+                edited = text.replace("\ntitle: ", f"\ntitle: edited {n} ", 1)
+                with open(path, "w", encoding="utf-8") as fh:  # in place: same inode
+                    fh.write(edited)
+                wall, peak = self.run(command)
+            finally:
+                with open(path, "wb") as fh:
+                    fh.write(original)
+            times.append(wall)
+            rss.append(peak)
+            self.run(command)  # let the index see the restored file before the next edit
+        return {"command": command, **summarize(times, rss)}
+
+    def cleanup(self) -> None:
+        """Remove the items this run created (files and history)."""
+        for item_id in self.created:
+            for path in self.root.glob(f"*/{item_id}.toon"):
+                path.unlink()
+            (self.root / "history" / f"{item_id}.jsonl").unlink(missing_ok=True)
+        self.created = []
+
+
+def mcp_latencies(root: Path, sample_id: str, repeat: int) -> dict[str, Any]:
+    """Start ``pm-mcp`` once and time tools/call round trips over stdio."""
+    env = dict(os.environ)
+    env.update({"PM_PATH": str(root), "PM_AUTHOR": "bench"})
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [_bin("pm-mcp")],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    counter = iter(range(1, 1_000_000))
+
+    def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        rid = next(counter)
+        body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        proc.stdin.write((json.dumps(body) + "\n").encode())  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        while True:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                raise RuntimeError("pm-mcp closed stdout")
+            message = json.loads(line)
+            if message.get("id") == rid:
+                return dict(message)
+
+    try:
+        call(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "pm-bench", "version": "1"},
+            },
+        )
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        proc.stdin.flush()
+        ready = time.perf_counter() - started
+        calls = {
+            "pm_list": {},
+            "pm_get": {"id": sample_id},
+            "pm_search": {"query": SEARCH_QUERY},
+            "pm_context": {},
+            "pm_next": {},
+        }
+        out: dict[str, Any] = {"startup_ms": round(ready * 1000, 1)}
+        for tool, arguments in calls.items():
+            call("tools/call", {"name": tool, "arguments": arguments})  # settle
+            times = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                reply = call("tools/call", {"name": tool, "arguments": arguments})
+                times.append(time.perf_counter() - t0)
+                if "error" in reply or reply.get("result", {}).get("isError"):
+                    raise RuntimeError(f"{tool} failed: {json.dumps(reply)[:500]}")
+            out[tool] = summarize(times, [])
+        return out
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    return {
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def bench_size(n: int, cache: Path, repeat: int, with_mcp: bool) -> dict[str, Any]:
+    """Every measurement for one workspace size."""
+    root = cached_workspace(n, cache, progress=sys.stderr.isatty())
+    bench = Bench(root, repeat)
+    result: dict[str, Any] = {"items": n, "load_before": list(os.getloadavg())}
+    try:
+        result["first_read_no_index"] = bench.cold("next")
+        result["commands"] = {name: bench.warm(name) for name in COMMANDS}
+        bench.cleanup()
+        bench.run("list")
+        result["after_hand_edit"] = bench.hand_edit("next")
+        if with_mcp:
+            result["mcp"] = mcp_latencies(root, bench.sample_id, repeat)
+    finally:
+        bench.cleanup()
+    index = root / "runtime" / "index.sqlite"
+    result["index_mib"] = round(index.stat().st_size / 2**20, 1) if index.exists() else None
+    result["load_after"] = list(os.getloadavg())
+    return result
+
+
+def table(results: dict[str, Any]) -> str:
+    """A plain-text table: ours beside the TypeScript pm and the target, per size."""
+    lines = []
+    for size in results["sizes"].values():
+        n = size["items"]
+        ts = TYPESCRIPT_MS.get(n, {})
+        target = TARGETS_MS.get(n, {})
+        lines.append(f"\n{n:,} items (median / p95 ms, peak RSS MiB)")
+        lines.append(
+            f"  {'command':10s} {'ours':>16s} {'rss':>7s} {'TypeScript':>11s} {'target':>7s}"
+        )
+        for name, figures in size["commands"].items():
+            ours = f"{figures['median_ms']:.0f} / {figures['p95_ms']:.0f}"
+            ts_text = f"{ts[name]:.0f}" if name in ts else "-"
+            target_text = f"<{target[name]:.0f}" if name in target else "-"
+            lines.append(
+                f"  {name:10s} {ours:>16s} {figures['peak_rss_mib']:>7.1f} {ts_text:>11s} {target_text:>7s}"
+            )
+        first = size["first_read_no_index"]
+        ts_first = TYPESCRIPT_FIRST_READ_S.get(n)
+        lines.append(
+            f"  first read, no index ({first['command']}): {first['seconds']:.1f} s"
+            + (f"  (TypeScript: ~{ts_first:.0f} s)" if ts_first else "")
+        )
+        edit = size["after_hand_edit"]
+        lines.append(
+            f"  next read after a hand edit: {edit['median_ms']:.0f} / {edit['p95_ms']:.0f} ms"
+        )
+        if "mcp" in size:
+            mcp = size["mcp"]
+            calls = ", ".join(
+                f"{k} {v['median_ms']:.0f}/{v['p95_ms']:.0f}"
+                for k, v in mcp.items()
+                if isinstance(v, dict)
+            )
+            lines.append(f"  pm-mcp tools/call ms (median/p95): {calls}")
+        lines.append(f"  load average before/after: {size['load_before']} / {size['load_after']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated item counts")
+    parser.add_argument("--repeat", type=int, default=9, help="runs per command (after one settle)")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "pm-bench")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
+    parser.add_argument("--no-mcp", action="store_true", help="skip the pm-mcp measurements")
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    try:
+        sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        parser.error(f"--sizes takes comma-separated integers, got {args.sizes!r}")
+    if shutil.which(_bin("pm")) is None:
+        parser.error("the pm console script is not installed (run `make venv`)")
+    args.cache.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {"machine": machine(), "repeat": args.repeat, "sizes": {}}
+    for n in sizes:
+        sys.stderr.write(f"benchmarking {n:,} items...\n")
+        results["sizes"][str(n)] = bench_size(n, args.cache, args.repeat, not args.no_mcp)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(table(results))
+    print(f"\nresults: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,361 @@
+"""The read index: incremental refresh from stat data, recovery, and equal answers.
+
+Every comparison runs the same call twice on one workspace: with the index
+(``env={}``) and with it switched off (``PM_INDEX=off``, the file scan that is
+the reference). A generated 300-item workspace of every type, with a
+hierarchy, blocking links, claims, deadlines, comments and tags, feeds them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pm_core.tracker import indexing
+from pm_core.tracker.api import Tracker
+from pm_core.tracker.index import ReadIndex
+from pm_core.tracker.listing import list_items
+from pm_core.tracker.ranking import context, next_items
+from pm_core.tracker.search import search
+from tests.bench.generate import generate
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+AUTHOR = "alice"
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("bench300") / "ws"
+    return generate(300, out, jobs=1, history=False)
+
+
+@pytest.fixture
+def root(pristine: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "ws" / ".agents" / "pm"
+    shutil.copytree(pristine, target)
+    shutil.rmtree(target / "runtime", ignore_errors=True)
+    (target / "runtime").mkdir()
+    return target
+
+
+def on(root: Path) -> Tracker:
+    return Tracker(root, author=AUTHOR, env={})
+
+
+def off(root: Path) -> Tracker:
+    return Tracker(root, author=AUTHOR, env={"PM_INDEX": "off"})
+
+
+def fresh(tracker: Tracker) -> ReadIndex:
+    index = indexing.fresh(tracker)
+    assert index is not None, "the index should be available"
+    return index
+
+
+def same(root: Path, call: Callable[[Tracker], Any]) -> Any:
+    """Run ``call`` with and without the index; they must agree; return the indexed answer."""
+    indexed = call(on(root))
+    scanned = call(off(root))
+    assert json.dumps(indexed, sort_keys=True, default=str) == json.dumps(
+        scanned, sort_keys=True, default=str
+    )
+    return indexed
+
+
+def first_file(root: Path, folder: str = "tasks") -> Path:
+    return sorted((root / folder).glob("*.toon"))[0]
+
+
+def listed_ids(tracker: Tracker, **kwargs: Any) -> list[str]:
+    return [row["id"] for row in list_items(tracker, include_terminal=True, **kwargs)["items"]]
+
+
+# ---------------------------------------------------------------- equal answers
+
+
+READS: dict[str, Callable[[Tracker], Any]] = {
+    "list default": lambda t: list_items(t),
+    "list all by title": lambda t: list_items(t, include_terminal=True, sort="title", limit=40),
+    "list deadline sort, tag": lambda t: list_items(t, tags=["api"], sort="deadline"),
+    "list unassigned": lambda t: list_items(t, assignee="none", sort="updated", offset=5),
+    "list by holder": lambda t: list_items(t, assignee="bob", sort="created"),
+    "list status and priority": lambda t: list_items(
+        t, status=["blocked", "open"], priority=[1, 2]
+    ),
+    "list with fields": lambda t: list_items(t, fields=["title", "body", "comments"], limit=15),
+    "search one word": lambda t: search(t, "deadlock"),
+    "search two words": lambda t: search(t, "login timeout", limit=20),
+    "search and": lambda t: search(t, "cache index", match="and"),
+    "search exact": lambda t: search(t, "cache index", match="exact"),
+    "search bm25": lambda t: search(t, "replica backup", mode="bm25"),
+    "search hybrid": lambda t: search(t, "replica", mode="hybrid"),
+    "search short token": lambda t: search(t, "db", limit=10),
+    "search filters only": lambda t: search(t, "tag:api status:open"),
+    "search open tasks": lambda t: search(
+        t, "rollback", include_terminal=False, filters={"type": "Task"}
+    ),
+    "next": lambda t: next_items(t, now=NOW),
+    "next wide with decisions": lambda t: next_items(t, now=NOW, limit=40, include_decisions=True),
+    "next ready only": lambda t: next_items(t, now=NOW, ready_only=True, limit=3),
+    "context": lambda t: context(t, now=NOW),
+    "context wide": lambda t: context(t, now=NOW, limit=25, token_budget=50_000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READS))
+def test_index_answers_equal_file_scan(root: Path, name: str) -> None:
+    same(root, READS[name])
+
+
+def test_parent_scoped_reads_and_pinned_ids_equal_file_scan(root: Path) -> None:
+    epic = first_file(root, "epics").stem
+    feature = first_file(root, "features").stem
+    same(root, lambda t: list_items(t, parent=feature, include_terminal=True))
+    same(root, lambda t: next_items(t, now=NOW, parent=epic, limit=20))
+    same(root, lambda t: context(t, now=NOW, parent=epic))
+    same(root, lambda t: search(t, f"{feature} cache"))
+    same(root, lambda t: search(t, feature.removeprefix("pm-")))
+
+
+def test_focus_and_claims_shape_next_the_same_way(root: Path) -> None:
+    tracker = on(root)
+    task = listed_ids(tracker, type="Task", status="open")[0]
+    tracker.claim(task)
+    from pm_core.tracker.focus import set_focus
+
+    set_focus(tracker, task)
+    result = same(root, lambda t: next_items(t, now=NOW, limit=20))
+    assert any("claimed by you" in " ".join(r["reasons"]) for r in result["ready"])
+    same(root, lambda t: context(t, now=NOW))
+
+
+def test_index_scan_gives_the_items_a_file_scan_gives(root: Path) -> None:
+    indexed = list(on(root).scan())
+    scanned = list(off(root).scan())
+    assert [p for p, _ in indexed] == [p for p, _ in scanned]
+    for (_, a), (_, b) in zip(indexed, scanned, strict=True):
+        assert a == b
+        assert a.to_record() == b.to_record()  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------- incremental refresh
+
+
+def test_hand_edit_in_place_is_picked_up(root: Path) -> None:
+    tracker = on(root)
+    fresh(tracker)
+    path = first_file(root)
+    text = path.read_text(encoding="utf-8")
+    with open(path, "w", encoding="utf-8") as fh:  # same inode, as many editors write
+        fh.write(text.replace("\ntitle: ", "\ntitle: Zanzibar ", 1))
+    index = fresh(tracker)
+    assert index.last_refresh is not None and index.last_refresh.parsed == 1
+    hits = search(tracker, "zanzibar")["hits"]
+    assert [h["id"] for h in hits] == [path.stem]
+
+
+def test_edit_with_same_size_and_mtime_is_caught_while_racy(root: Path) -> None:
+    tracker = on(root)
+    path = first_file(root)
+    os.utime(path, ns=(path.stat().st_atime_ns, 2_000_000_000_000_000_000))  # far future
+    fresh(tracker)
+    st = path.stat()
+    text = path.read_text(encoding="utf-8")
+    title = next(line for line in text.splitlines() if line.startswith("title: "))
+    swapped = "title: " + title[len("title: ") :][::-1]
+    path.write_text(text.replace(title, swapped, 1), encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    fresh(tracker)
+    assert on(root).get(path.stem).title == swapped[len("title: ") :]
+    rows = list_items(tracker, include_terminal=True)["items"]
+    assert next(r for r in rows if r["id"] == path.stem)["title"] == swapped[len("title: ") :]
+
+
+def test_new_file_dropped_in_like_a_checkout_is_picked_up(root: Path) -> None:
+    tracker = on(root)
+    fresh(tracker)
+    source = first_file(root)
+    text = source.read_text(encoding="utf-8").replace(f"id: {source.stem}", "id: pm-zz99", 1)
+    (root / "tasks" / "pm-zz99.toon").write_text(text, encoding="utf-8")
+    assert "pm-zz99" in listed_ids(tracker)
+    same(root, lambda t: list_items(t, include_terminal=True, sort="id"))
+
+
+def test_deleted_file_disappears(root: Path) -> None:
+    tracker = on(root)
+    path = first_file(root)
+    assert path.stem in listed_ids(tracker)
+    path.unlink()
+    assert path.stem not in listed_ids(tracker)
+    same(root, lambda t: next_items(t, now=NOW, limit=30))
+
+
+def test_file_moved_to_another_type_folder_is_followed(root: Path) -> None:
+    tracker = on(root)
+    path = first_file(root)
+    fresh(tracker)
+    target = root / "chores" / path.name
+    path.rename(target)
+    index = fresh(tracker)
+    assert index.path_of(path.stem) == target
+    same(root, lambda t: list_items(t, include_terminal=True, sort="id"))
+
+
+def test_corrupt_file_is_skipped_and_named_then_recovers(root: Path) -> None:
+    tracker = on(root)
+    path = first_file(root)
+    good = path.read_bytes()
+    path.write_text("id: [broken\n", encoding="utf-8")
+    result = same(root, lambda t: list_items(t, include_terminal=True))
+    assert result["skipped_corrupt"] == [path.relative_to(root.parent.parent).as_posix()]
+    assert path.stem not in [r["id"] for r in result["items"]]
+    assert [p for p, _ in fresh(tracker).corrupt()] == [path]
+    path.write_bytes(good)
+    assert path.stem in listed_ids(tracker)
+    assert fresh(tracker).corrupt() == []
+
+
+def test_deleting_runtime_folder_rebuilds(root: Path) -> None:
+    tracker = on(root)
+    before = listed_ids(tracker)
+    shutil.rmtree(root / "runtime")
+    assert listed_ids(on(root)) == before
+    assert (root / "runtime" / "index.sqlite").exists()
+
+
+def test_damaged_database_file_is_rebuilt(root: Path) -> None:
+    tracker = on(root)
+    before = listed_ids(tracker)
+    database = root / "runtime" / "index.sqlite"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{database}{suffix}").unlink(missing_ok=True)
+    database.write_bytes(b"this is not a database" * 100)
+    assert listed_ids(on(root)) == before
+
+
+def test_database_of_another_layout_is_rebuilt(root: Path) -> None:
+    before = listed_ids(on(root))
+    with sqlite3.connect(root / "runtime" / "index.sqlite") as db:
+        db.execute("UPDATE meta SET value = 'old' WHERE key = 'version'")
+    assert listed_ids(on(root)) == before
+
+
+def test_index_off_reads_files_and_creates_nothing(root: Path) -> None:
+    tracker = off(root)
+    assert listed_ids(tracker)
+    assert not (root / "runtime" / "index.sqlite").exists()
+
+
+# ---------------------------------------------------------------- writes
+
+
+def test_write_through_tracker_updates_index_without_parsing(root: Path) -> None:
+    tracker = on(root)
+    fresh(tracker)
+    receipt = tracker.create({"title": "Quixotic gearbox", "type": "Chore", "tags": ["infra"]})
+    row = (
+        fresh(tracker)
+        .db.execute("SELECT title, live FROM entries WHERE id = ?", (receipt["id"],))
+        .fetchone()
+    )
+    assert row == ("Quixotic gearbox", 1)
+    assert fresh(tracker).last_refresh.parsed == 0  # type: ignore[union-attr]
+    assert [h["id"] for h in search(tracker, "quixotic")["hits"]] == [receipt["id"]]
+    tracker.close(receipt["id"], "done in the test")
+    assert receipt["id"] not in [r["id"] for r in list_items(tracker)["items"]]
+    tracker.delete(receipt["id"])
+    assert receipt["id"] not in listed_ids(tracker)
+
+
+def test_type_change_moves_the_row_to_the_new_folder(root: Path) -> None:
+    tracker = on(root)
+    task = listed_ids(tracker, type="Task")[0]
+    tracker.update(task, {"type": "Issue"})
+    assert fresh(tracker).path_of(task) == root / "issues" / f"{task}.toon"
+    same(root, lambda t: list_items(t, type="Issue", include_terminal=True))
+
+
+# ---------------------------------------------------------------- odd workspaces
+
+
+def test_duplicate_id_in_two_folders_uses_the_first_as_a_scan_does(root: Path) -> None:
+    path = first_file(root, "chores")
+    shutil.copy(path, root / "tasks" / path.name)
+    (root / "chores" / path.name).write_text(
+        path.read_text(encoding="utf-8").replace("\ntitle: ", "\ntitle: Shadow ", 1),
+        encoding="utf-8",
+    )
+    same(root, lambda t: list_items(t, include_terminal=True, sort="id"))
+    same(root, lambda t: next_items(t, now=NOW, limit=40))
+
+
+def test_parent_cycle_gives_the_same_next(root: Path) -> None:
+    tracker = off(root)
+    a, b = listed_ids(tracker, type="Task", status="open")[:2]
+    for child, parent in ((a, b), (b, a)):
+        path = next(root.glob(f"*/{child}.toon"))
+        lines = [
+            ln
+            for ln in path.read_text(encoding="utf-8").splitlines()
+            if not ln.startswith("parent: ")
+        ]
+        lines.insert(
+            lines.index(next(ln for ln in lines if ln.startswith("author: "))) + 1,
+            f"parent: {parent}",
+        )
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    same(root, lambda t: next_items(t, now=NOW, limit=40))
+    same(root, lambda t: context(t, now=NOW))
+
+
+def test_schema_with_new_type_folder_is_indexed(root: Path) -> None:
+    tracker = on(root)
+    fresh(tracker)
+    types = json.loads((root / "schema" / "types.json").read_text(encoding="utf-8"))
+    types["definitions"] = [{"name": "Spike", "folder": "spikes"}]
+    (root / "schema" / "types.json").write_text(json.dumps(types), encoding="utf-8")
+    (root / "spikes").mkdir()
+    source = first_file(root)
+    text = source.read_text(encoding="utf-8")
+    (root / "spikes" / "pm-sp01.toon").write_text(
+        text.replace(f"id: {source.stem}", "id: pm-sp01", 1).replace(
+            "type: Task", "type: Spike", 1
+        ),
+        encoding="utf-8",
+    )
+    same(root, lambda t: list_items(t, type="Spike", include_terminal=True))
+    assert listed_ids(on(root), type="Spike") == ["pm-sp01"]
+
+
+def test_concurrent_trackers_share_one_index(root: Path) -> None:
+    first, second = on(root), on(root)
+    fresh(first)
+    receipt = second.create({"title": "Made by the second process"})
+    assert receipt["id"] in listed_ids(first)
+
+
+def _all_files(root: Path) -> Iterator[Path]:
+    yield from sorted(root.glob("*/*.toon"))
+
+
+def test_fast_reader_decodes_every_generated_file_like_the_full_decoder(root: Path) -> None:
+    import toon_format
+
+    from pm_core.tracker.fastread import read_record
+
+    for path in _all_files(root):
+        text = path.read_text(encoding="utf-8")
+        record = read_record(text)
+        assert record is not None, f"{path.name} fell back to the full decoder"
+        expected = toon_format.decode(text)
+        assert list(record.items()) == list(expected.items())
+        assert [type(v) for v in record.values()] == [type(v) for v in expected.values()]
