@@ -95,6 +95,7 @@ def _option(param: ParamSpec) -> click.Option:
     if param.default is not None:
         # An explicit None default would satisfy ``required`` in click 8.3+.
         options["default"] = param.default
+        options["show_default"] = True
     return click.Option(
         [flag, param.name],
         type=_TYPES.get(param.type, click.STRING),
