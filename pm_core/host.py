@@ -219,7 +219,10 @@ class Host:
         """Call every implementation of a collection hook, isolating failures."""
         caller = getattr(self._pm.hook, hook_name)
         out: list[tuple[str, Any]] = []
-        for impl in reversed(caller.get_hookimpls()):
+        # Registration order (built-ins first, then installed plugins by name):
+        # on a name clash the first contribution stays, so an installed plugin
+        # can never displace a built-in command, tool or prompt.
+        for impl in caller.get_hookimpls():
             name = impl.plugin_name
             if self.settings.trace:
                 sys.stderr.write(f"pm-plugins: calling {hook_name} on {name}\n")
