@@ -40,10 +40,11 @@ def _check_type(command: str, param: ParamSpec, value: Any) -> None:
     # bool is an int in Python, but a flag is not a count.
     wrong_bool = isinstance(value, bool) and param.type != "boolean"
     if wrong_bool or not isinstance(value, wanted):
+        kind = f"{'an' if param.type == 'integer' else 'a'} {param.type}"
+        each = "each value of " if param.repeatable else ""
         raise UsageError(
-            f"{command}: {param.name} must be {'a list of ' if param.repeatable else ''}"
-            f"{param.type} value{'s' if param.repeatable else ''}, got {value!r}",
-            hint=f"pass {param.name} as {param.type}",
+            f"{command}: {each}{param.name} must be {kind}, got {value!r}",
+            hint=f"pass {param.name} as {kind}",
         )
 
 
