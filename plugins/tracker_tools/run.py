@@ -2,7 +2,7 @@
 
 Built-in actions reuse the matching tool's handler (``action: "get"`` runs
 ``pm_get``), or call the SDK directly for commands without a tool of their own
-(reopen, history, delete, restore, init). Extension actions call the
+(reopen, history, delete, restore, init, claims). Extension actions call the
 command's handler with the bound SDK client in ``ctx.tracker``. ``internal``
 commands are never reachable here: they are for the CLI and the SDK.
 """
@@ -63,6 +63,10 @@ def _restore(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
     return ctx.tracker.restore(a.required_text(params, "id"), a.required_text(params, "ref"))
 
 
+def _claims(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    return ctx.tracker.claims(include_expired=a.flag(params, "all"))
+
+
 def _init(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
     return ctx.tracker.init(a.text(params, "prefix"))
 
@@ -75,6 +79,7 @@ DIRECT: Mapping[str, tuple[Callable[[ToolContext, Mapping[str, Any]], Any], tupl
     "delete": (_delete, ("id",)),
     "restore": (_restore, ("id", "ref")),
     "init": (_init, ("prefix",)),
+    "claims": (_claims, ("all",)),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,7 +83,8 @@ def test_static_schema_lists_every_runnable_built_in_but_run_itself() -> None:
 
     contracts = WorkspaceContracts(types=("Task",), statuses=("open",))
     enum = input_schema(contracts)["properties"]["action"]["enum"]
-    assert {"get", "create", "reopen", "history", "delete", "restore", "init", "copy"} <= set(enum)
+    expected = {"get", "create", "reopen", "history", "delete", "restore", "init", "copy", "claims"}
+    assert expected <= set(enum)
     assert "run" not in enum and "discover" not in enum
 
 
@@ -136,6 +138,12 @@ def test_sdk_action_warns_about_arguments_it_does_not_read(plain: ToolHost, item
     outcome = plain.call("pm_run", {"action": "history", "id": item, "force": True})
     assert outcome.value["count"] == 1
     assert outcome.warnings and "'force'" in outcome.warnings[0]
+
+
+def test_claims_action_lists_live_claims(plain: ToolHost, item: str) -> None:
+    plain.value("pm_claim", {"id": item})
+    result = plain.value("pm_run", {"action": "claims"}, profile="full")
+    assert item in json.dumps(result)
 
 
 def test_init_is_idempotent_through_pm_run(plain: ToolHost) -> None:
