@@ -449,7 +449,8 @@ def contracts(tracker: Tracker, *, commands: Sequence[CommandSpec] | None = None
     """The machine-readable contract: commands, item fields, schema, kinds, exit codes.
 
     ``commands`` defaults to the built-in table; adapters pass the host's
-    registry to include extension commands.
+    registry to include extension commands. ``internal`` commands are left
+    out: they are callable, never advertised.
     """
     from pm_core.capabilities import builtin_commands
     from pm_core.tracker.model import (
@@ -461,7 +462,11 @@ def contracts(tracker: Tracker, *, commands: Sequence[CommandSpec] | None = None
         REQUIRED_ALWAYS,
     )
 
-    specs = list(commands) if commands is not None else builtin_commands()
+    specs = [
+        c
+        for c in (commands if commands is not None else builtin_commands())
+        if c.tier != "internal"
+    ]
     schema = tracker.schema
     roles = {s.name: s.roles for s in schema.statuses}
 

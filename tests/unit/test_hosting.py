@@ -163,3 +163,15 @@ def test_list_tools_custom_profile_is_its_allowlist_and_needs_one(repo: Path) ->
         list_tools("custom", repo, host=host)
     with pytest.raises(ConfigurationError, match="unknown MCP tool profile 'wide'"):
         list_tools("wide", repo, host=host)
+
+
+def test_contracts_list_extension_commands_but_never_internal_ones(tracker: Tracker) -> None:
+    host = make_host(("ext", Extension()))
+    listed = {
+        c["name"]: c["tier"]
+        for c in tracker.contracts(commands=host.commands().values())["commands"]
+    }
+    assert listed["echo"] == "standard" and listed["explode"] == "core"
+    assert "hidden" not in listed
+    via_tool = ToolHost(host, tracker).value("pm_contracts", profile="full")
+    assert "hidden" not in {c["name"] for c in via_tool["commands"]}
