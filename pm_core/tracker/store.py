@@ -11,6 +11,7 @@ import os
 import string
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -50,15 +51,25 @@ def encode_item(item: Item) -> bytes:
 
 
 def decode_item(data: bytes, source: str = "item") -> Item:
-    """Parse an item file; CorruptItemError names the file and the problem."""
-    import toon_format
+    """Parse an item file; CorruptItemError names the file and the problem.
 
+    Files in the layout pm writes are read by the fast reader; anything else
+    (nested objects, list items, odd quoting) goes to the full TOON decoder,
+    which is imported only then.
+    """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorruptItemError(f"{source}: not UTF-8 ({exc.reason})") from exc
     if not text.strip():
         raise CorruptItemError(f"{source}: file is empty", hint="restore it with `pm restore`")
+    from pm_core.tracker.fastread import read_record
+
+    record = read_record(text)
+    if record is not None:
+        return _to_item(record, source)
+    import toon_format
+
     try:
         record = toon_format.decode(text)
     except Exception as exc:  # the decoder raises several error types
@@ -66,6 +77,10 @@ def decode_item(data: bytes, source: str = "item") -> Item:
             f"{source}: not valid TOON ({exc})",
             hint="fix the file by hand, or rebuild it from history with `pm restore <id> <version>`",
         ) from exc
+    return _to_item(record, source)
+
+
+def _to_item(record: Any, source: str) -> Item:
     try:
         return item_from_record(record)
     except ItemFormatError as exc:
