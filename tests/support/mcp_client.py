@@ -34,13 +34,15 @@ class McpProcess:
         env: Mapping[str, str] | None = None,
         args: tuple[str, ...] = (),
         timeout: float = 30.0,
+        python: str | None = None,
     ) -> None:
         full_env = dict(os.environ)
         full_env.pop("PM_PATH", None)
         full_env.update(env or {})
         self.timeout = timeout
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pm_core.mcp.main", *args],
+            # ``python``: another environment's interpreter (a fresh venv in tests).
+            [python or sys.executable, "-m", "pm_core.mcp.main", *args],
             cwd=cwd,
             env=full_env,
             stdin=subprocess.PIPE,
