@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,33 @@ def test_every_hookspec_has_a_docs_section_titled_with_its_signature() -> None:
     assert len(signatures) >= 8
     missing = [s for s in signatures if s not in headings]
     assert not missing, f"docs/plugins.md lacks sections for: {missing}"
+
+
+def test_every_hook_section_in_the_docs_names_a_current_hookspec() -> None:
+    # The other direction: a renamed or re-typed hook leaves no stale section.
+    text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    titles = [
+        line[3:].strip().strip("`") for line in text.splitlines() if line.startswith("## `pm_")
+    ]
+    stale = sorted(set(titles) - set(hookspec_signatures()))
+    assert titles and not stale, f"docs/plugins.md has sections for no hookspec: {stale}"
+
+
+def test_plugin_guide_documents_every_environment_switch_the_host_reads() -> None:
+    from pm_core.host import HostSettings
+
+    switches = set(re.findall(r"PM_[A-Z_]+", inspect.getsource(HostSettings.from_env)))
+    text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    assert len(switches) >= 4
+    assert not [s for s in switches if f"`{s}" not in text]
+
+
+def test_readme_points_extension_authors_to_the_guide_and_the_example() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for target in ("docs/plugins.md", "docs/sdk.md", "examples/pm-standup", "pm-plugins list"):
+        assert target in text, target
+        if target.startswith(("docs/", "examples/")):
+            assert (ROOT / target).exists(), target
 
 
 def test_committed_command_surface_matches_the_generated_one() -> None:
