@@ -33,9 +33,15 @@ if TYPE_CHECKING:
 @lru_cache(maxsize=1)
 def installed_host() -> Host:
     """The host of the installed plugins, built once per process on first need."""
-    from pm_core.host import build_host
+    from pm_core.host import PluginLoadError, build_host
+    from pm_core.tracker.errors import PmError
 
-    return build_host()
+    try:
+        return build_host()
+    except PluginLoadError as exc:  # PM_PLUGINS_STRICT asked for a broken plugin to be fatal
+        raise PmError(
+            str(exc), hint="fix or uninstall it, or unset PM_PLUGINS_STRICT; see pm-plugins list -v"
+        ) from None
 
 
 def extension_specs(host: Host | None = None) -> dict[str, CommandSpec]:
