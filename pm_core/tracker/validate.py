@@ -112,11 +112,17 @@ def _check_metadata(tracker: Tracker, view: TrackerView) -> list[Failure]:
     statuses = set(schema.status_names)
     out: list[Failure] = []
     prefix = view.relpath(view.root)
+    from pm_core.tracker.entries import checker, entry_problems
+
+    shapes = checker()
     for item in view.item_list():
         path = _item_path(prefix, view, item)
 
         def fail(message: str, fix: str, item: Item = item, path: str = path) -> None:
             out.append(_failure(item.id, message, path=path, fix=fix))
+
+        for problem in entry_problems(item, shapes):
+            fail(f"malformed entry {problem}", "fix the entry in the item file by hand")
 
         stem = view.paths[item.id][0].stem
         if stem != item.id:
