@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+#: ``key: value`` with a bare key, one space, and a value that does not start with one.
+_KV = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*): ([^ ].*)\Z")
 _HEADER = re.compile(
     r"([A-Za-z_][A-Za-z0-9_.]*)\[(0|[1-9][0-9]*)\](?:\{([A-Za-z0-9_.,]*)\})?:(.*)\Z"
 )
@@ -64,19 +65,22 @@ def _primitive(token: str) -> Any:
         if match is None or match.end() != len(token):
             raise _Unsure
         return _unescape(token[1:-1])
-    if token == "true":
-        return True
-    if token == "false":
-        return False
-    if token == "null":
-        return None
-    if (first == "-" or first.isdigit()) and _NUMBER.match(token):
-        if "." in token or "e" in token or "E" in token:
-            value = float(token)
-            if value in (float("inf"), float("-inf")):
-                raise _Unsure
-            return value or 0.0
-        return int(token)
+    if first in "-0123456789":
+        if _NUMBER.match(token):
+            if "." in token or "e" in token or "E" in token:
+                value = float(token)
+                if value in (float("inf"), float("-inf")):
+                    raise _Unsure
+                return value or 0.0
+            return int(token)
+        return token
+    if first in "tfn":
+        if token == "true":
+            return True
+        if token == "false":
+            return False
+        if token == "null":
+            return None
     return token
 
 
@@ -126,18 +130,22 @@ def _read(text: str) -> dict[str, Any] | None:
         lines.pop()
     out: dict[str, Any] = {}
     count = len(lines)
+    key_value = _KV.match
+    header = _HEADER.match
     k = 0
     while k < count:
         line = lines[k]
         k += 1
-        if not line or line[0] in ' "#' or line[-1] == " ":
+        if not line or line[-1] == " ":
             return None
-        colon = line.find(":")
-        bracket = line.find("[")
-        if 0 <= bracket < colon:
-            match = _HEADER.match(line)
+        match = key_value(line)
+        if match is not None:
+            key, rest = match.groups()
+            value: Any = [] if rest == "[]" else _primitive(rest)
+        else:
+            match = header(line)
             if match is None:
-                return None
+                return None  # a nested object, a quoted key, a comment...
             key, length_text, fields_text, rest = match.groups()
             length = int(length_text)
             rest = rest.strip(" ")
@@ -145,7 +153,7 @@ def _read(text: str) -> dict[str, Any] | None:
                 if not rest:
                     if length != 0:
                         return None  # a list-form array: leave it to the full decoder
-                    value: Any = []
+                    value = []
                 else:
                     value = _cells(rest)
                     if len(value) != length:
@@ -159,8 +167,7 @@ def _read(text: str) -> dict[str, Any] | None:
                 width = len(fields)
                 rows: list[dict[str, Any]] = []
                 while k < count and lines[k].startswith("  "):
-                    row = lines[k]
-                    body = row[2:]
+                    body = lines[k][2:]
                     if not body or body[0] in " #" or body[-1] == " ":
                         return None
                     cells = _row_cells(body)
@@ -171,19 +178,9 @@ def _read(text: str) -> dict[str, Any] | None:
                 if len(rows) != length:
                     return None
                 value = rows
-        else:
-            if colon <= 0:
-                return None
-            key = line[:colon]
-            if not _KEY.match(key):
-                return None
-            rest = line[colon + 1 :].strip(" ")
-            if not rest:
-                return None  # a nested object: leave it to the full decoder
-            value = [] if rest == "[]" else _primitive(rest)
         if key in out:
             return None
         out[key] = value
-        if k < count and lines[k].startswith(" "):
+        if k < count and lines[k][:1] == " ":
             return None
     return out

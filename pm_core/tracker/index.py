@@ -127,20 +127,6 @@ def parse_file(
     return digest, item, None, None, doc_values(item, searchable)
 
 
-def _parse_batch(
-    args: tuple[str, list[str], tuple[str, ...]],
-) -> list[tuple[str, bytes | None, Item | None, str | None, str | None, tuple[Any, ...] | None]]:
-    root_text, rels, searchable = args
-    root = Path(root_text)
-    out: list[tuple[str, bytes | None, Item | None, str | None, str | None, Any]] = []
-    for rel in rels:
-        try:
-            out.append((rel, *parse_file(root, rel, searchable)))
-        except OSError:
-            out.append((rel, None, None, None, None, None))  # vanished meanwhile
-    return out
-
-
 class ReadIndex:
     """The SQLite read index of one tracker root."""
 
@@ -209,8 +195,7 @@ class ReadIndex:
                 raise
             return True
         return (
-            meta.get("version") == VERSION_TAG
-            and meta.get("config") == self.config.fingerprint()
+            meta.get("version") == VERSION_TAG and meta.get("config") == self.config.fingerprint()
         )
 
     @staticmethod
@@ -346,7 +331,8 @@ class ReadIndex:
         here (and the caller can fall back) rather than halfway through a loop.
         """
         rows = self.db.execute(
-            "SELECT path, error, hint, record FROM entries ORDER BY frank, name"
+            "SELECT e.path, e.error, e.hint, r.record FROM entries e "
+            "LEFT JOIN records r ON r.rid = e.rid ORDER BY e.frank, e.name"
         ).fetchall()
         return self._scan_rows(rows)
 
@@ -380,7 +366,9 @@ class ReadIndex:
         for chunk in _chunks(wanted, 500):
             marks = ",".join("?" * len(chunk))
             for rel, record in self.db.execute(
-                f"SELECT path, record FROM entries WHERE live = 1 AND id IN ({marks})", chunk
+                "SELECT e.path, r.record FROM entries e LEFT JOIN records r ON r.rid = e.rid "
+                f"WHERE e.live = 1 AND e.id IN ({marks})",
+                chunk,
             ):
                 item = (
                     unpack_item(record) if record is not None else self._read_file(self.root / rel)

@@ -103,7 +103,7 @@ def list_page(
         columns = (
             "e.id, e.title, e.type, e.status, e.priority, e.tags, e.assignee, p.target, e.updated_at"
             if row_fields is None
-            else "e.record, p.target, e.path"
+            else "(SELECT r.record FROM records r WHERE r.rid = e.rid), p.target, e.path"
         )
         cursor = db.execute(
             f"SELECT {columns} FROM entries e LEFT JOIN parents p ON p.source = e.id "

@@ -23,58 +23,60 @@ if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
     from pm_core.tracker.index import ReadIndex
 
-#: Pool columns fetched per candidate.
+#: Candidate columns, in the order of the ``_ID``.. constants below. The holder is
+#: the claim principal, else the assignee (empty values hold nothing), as in the view.
 _POOL_SQL = (
     "SELECT id, type, status, priority, ord, deadline, deadline_epoch, updated_epoch, "
-    "activity, knowledge, claim_principal, assignee, claim_expires_at, risk_value, author, "
-    "reviewer, EXISTS(SELECT 1 FROM parents p WHERE p.target = e.id) "
-    "FROM entries e WHERE live = 1 AND status NOT IN ({terminal}) AND {where} ORDER BY id"
+    "activity, knowledge, COALESCE(NULLIF(claim_principal, ''), NULLIF(assignee, '')), "
+    "claim_expires_at, risk_value, COALESCE(author = ? OR reviewer = ?, 0), "
+    "EXISTS(SELECT 1 FROM parents p WHERE p.target = e.id) "
+    "FROM entries e WHERE live = 1 AND status NOT IN ({terminal}) AND {where} "
+    "ORDER BY {order}"
 )
+(
+    _ID,
+    _TYPE,
+    _STATUS,
+    _PRIORITY,
+    _ORD,
+    _DEADLINE,
+    _DEADLINE_EPOCH,
+    _UPDATED_EPOCH,
+    _ACTIVITY,
+    _KNOWLEDGE,
+    _HOLDER,
+    _EXPIRES,
+    _RISK,
+    _AFFINITY,
+    _HAS_CHILDREN,
+) = range(15)
 _LIVE_EDGES = "edges b JOIN entries o ON o.rid = b.owner AND o.live = 1"
 
+#: A candidate: a tuple of the ``_POOL_SQL`` columns (the holder may be replaced
+#: by a lease override).
+Row = list[Any]
 
-class Row:
-    """One ranked candidate: the columns ranking needs, no item."""
 
-    __slots__ = (
-        "activity",
-        "author",
-        "deadline",
-        "deadline_epoch",
-        "has_children",
-        "holder",
-        "id",
-        "knowledge",
-        "ord",
+def _baseline_order(done_first: bool) -> str:
+    """The reference baseline key as ``ORDER BY``: same values, same comparisons.
+
+    ``done_first`` puts leaves before completed containers (candidates of
+    ``next``); the high-level pool of ``context`` ranks without it.
+    """
+    ranks = " ".join(f"WHEN '{name}' THEN {rank}" for name, rank in STATUS_RANK.items())
+    keys = [
+        f"CASE status {ranks} ELSE 1 END",
         "priority",
-        "reviewer",
-        "risk",
-        "status",
-        "type",
-        "updated_epoch",
-    )
-
-    def __init__(self, values: Sequence[Any]) -> None:
-        (
-            self.id,
-            self.type,
-            self.status,
-            self.priority,
-            self.ord,
-            self.deadline,
-            self.deadline_epoch,
-            self.updated_epoch,
-            self.activity,
-            self.knowledge,
-            principal,
-            assignee,
-            _expires,
-            self.risk,
-            self.author,
-            self.reviewer,
-            self.has_children,
-        ) = values
-        self.holder: str | None = principal or assignee or None
+        "ord IS NULL",
+        "COALESCE(ord, 0)",
+        "deadline IS NULL",
+        "deadline_epoch",
+        "-updated_epoch",
+        "id",
+    ]
+    if done_first:
+        keys.insert(0, "EXISTS(SELECT 1 FROM parents p WHERE p.target = e.id)")
+    return ", ".join(keys)
 
 
 class Source:
@@ -144,26 +146,27 @@ class Source:
                 current = parent_of.get(current)
         return out
 
-    def unresolved(self) -> set[str]:
-        """Ids with at least one blocker that is missing or not terminal."""
-        rows = self.db.execute(
-            f"SELECT DISTINCT b.source FROM {_LIVE_EDGES} "
-            "LEFT JOIN entries t ON t.id = b.target AND t.live = 1 "
-            f"WHERE b.kind = 'blocked_by' AND (t.rid IS NULL OR t.status NOT IN ({self.term_marks}))",
-            self.term,
-        )
-        return {r[0] for r in rows}
+    def blocking(self) -> tuple[set[str], dict[str, int]]:
+        """Ids with an unresolved blocker, and per id how many open items it blocks.
 
-    def unblocks(self) -> dict[str, int]:
-        """Per id, how many non-terminal items it blocks."""
-        rows = self.db.execute(
-            f"SELECT b.target, COUNT(DISTINCT b.source) FROM {_LIVE_EDGES} "
-            "JOIN entries s ON s.id = b.source AND s.live = 1 "
-            f"WHERE b.kind = 'blocked_by' AND s.status NOT IN ({self.term_marks}) "
-            "GROUP BY b.target",
-            self.term,
-        )
-        return dict(rows.fetchall())
+        One pass over the blocking edges of live items: a blocker is unresolved
+        when it is missing or not terminal; a dependent counts when it is a
+        live, non-terminal item (each dependent once).
+        """
+        unresolved: set[str] = set()
+        dependents: dict[str, set[str]] = {}
+        terminal = self.terminal
+        for source, target, source_status, target_status, target_live in self.db.execute(
+            f"SELECT b.source, b.target, s.status, t.status, t.rid IS NOT NULL FROM {_LIVE_EDGES} "
+            "LEFT JOIN entries s ON s.id = b.source AND s.live = 1 "
+            "LEFT JOIN entries t ON t.id = b.target AND t.live = 1 "
+            "WHERE b.kind = 'blocked_by'"
+        ):
+            if not target_live or target_status not in terminal:
+                unresolved.add(source)
+            if source_status is not None and source_status not in terminal:
+                dependents.setdefault(target, set()).add(source)
+        return unresolved, {k: len(v) for k, v in dependents.items()}
 
     def distances(self, start: str, max_depth: int) -> dict[str, int]:
         """Undirected hop distance over hierarchy and blocking edges (as the view computes)."""
@@ -188,15 +191,23 @@ class Source:
                 distance[other] = depth
         return distance
 
-    def pool(self, where: str, params: Sequence[Any]) -> list[Row]:
-        """Non-terminal live items matching ``where``, in id order."""
-        sql = _POOL_SQL.format(terminal=self.term_marks, where=where)
-        rows = [Row(r) for r in self.db.execute(sql, [*self.term, *params])]
+    def pool(self, where: str, params: Sequence[Any], *, done_first: bool) -> list[Row]:
+        """Non-terminal live items matching ``where``, in the reference baseline order."""
+        sql = _POOL_SQL.format(
+            terminal=self.term_marks, where=where, order=_baseline_order(done_first)
+        )
+        rows = [
+            list(r) for r in self.db.execute(sql, [self.author, self.author, *self.term, *params])
+        ]
         self._apply_leases(rows)
         return rows
 
     def _apply_leases(self, rows: list[Row]) -> None:
-        """Expired claims hold nothing; in remote mode cached leases win (as in the view)."""
+        """Expired claims hold nothing; in remote mode cached leases win (as in the view).
+
+        Only a held row with an expiry, or one with a cached lease, can change,
+        so only those go through the leases module.
+        """
         from pm_core.tracker.leases import ClaimsConfig, holder_overrides, read_cache
 
         try:
@@ -204,25 +215,22 @@ class Source:
         except Exception:
             remote = False
         leased: set[str] = set(read_cache(self.tracker.root).leases) if remote else set()
-        wanted = {r.id for r in rows if r.holder or r.id in leased}
-        if not wanted:
+        check = [r for r in rows if (r[_HOLDER] and r[_EXPIRES]) or r[_ID] in leased]
+        if not check:
             return
-        stand_ins = []
-        marks_rows = self._holder_columns(wanted)
-        for item_id, principal, assignee, expires in marks_rows:
-            stand_ins.append(
-                Item(
-                    id=item_id,
-                    title=item_id,
-                    claim_principal=principal,
-                    assignee=assignee,
-                    claim_expires_at=expires,
-                )
+        by_id = {r[_ID]: r for r in check}
+        stand_ins = [
+            Item(
+                id=item_id,
+                title=item_id,
+                claim_principal=principal,
+                assignee=assignee,
+                claim_expires_at=expires,
             )
-        overrides = holder_overrides(self.tracker, stand_ins)
-        for row in rows:
-            if row.id in overrides:
-                row.holder = overrides[row.id]
+            for item_id, principal, assignee, expires in self._holder_columns(by_id)
+        ]
+        for item_id, holder in holder_overrides(self.tracker, stand_ins).items():
+            by_id[item_id][_HOLDER] = holder
 
     def _holder_columns(self, ids: Iterable[str]) -> list[tuple[str, Any, Any, Any]]:
         out: list[tuple[str, Any, Any, Any]] = []
@@ -349,96 +357,67 @@ class Source:
 
 def rank_rows(
     source: Source,
-    ordered_pool: list[Row],
+    ordered: list[Row],
     *,
     focus: str | None,
-    done: set[str],
     unblocks: dict[str, int] | None,
-) -> dict[str, float]:
-    """Relevance per id, keys in baseline order: the reference ``rank`` over columns."""
+) -> list[float]:
+    """Relevance of each row (rows in baseline order): the reference ``rank`` by columns.
+
+    Signals are computed and summed in the reference's order with the same
+    float operations, so every score is bit-for-bit the reference's.
+    """
     from pm_core.tracker.ranking import SIGNAL_WEIGHTS, _deadline_pressure
 
-    def key(r: Row) -> tuple[Any, ...]:
-        return (
-            r.id in done,
-            STATUS_RANK.get(r.status, 1),
-            r.priority,
-            r.ord is None,
-            r.ord if r.ord is not None else 0,
-            r.deadline is None,
-            r.deadline_epoch if r.deadline else 0.0,
-            -r.updated_epoch,
-            r.id,
-        )
-
-    ordered = sorted(ordered_pool, key=key)
     n = len(ordered)
     if not n:
-        return {}
+        return []
     me = source.author
     signals: list[tuple[str, list[float]]] = [
         ("structural", [1.0 - (k / (n - 1) if n > 1 else 0.0) for k in range(n)]),
-        ("priority_pressure", [(4 - max(0, min(4, r.priority))) / 4 for r in ordered]),
+        ("priority_pressure", [(4 - max(0, min(4, r[_PRIORITY]))) / 4 for r in ordered]),
     ]
-    updated = [r.updated_epoch for r in ordered]
+    updated = [r[_UPDATED_EPOCH] for r in ordered]
     low, high = min(updated), max(updated)
     if high > low:
-        signals.append(("recency", [(v - low) / (high - low) for v in updated]))
-    _relative(signals, "activity_density", [r.activity for r in ordered])
-    _relative(signals, "knowledge_density", [r.knowledge for r in ordered])
+        span = high - low
+        signals.append(("recency", [(v - low) / span for v in updated]))
+    _relative(signals, "activity_density", [r[_ACTIVITY] for r in ordered])
+    _relative(signals, "knowledge_density", [r[_KNOWLEDGE] for r in ordered])
     if focus and source.is_live(focus):
         distance = source.distances(focus, 4)
         signals.append(
             (
                 "graph_proximity",
-                [1 / (1 + distance[r.id]) if r.id in distance else 0.0 for r in ordered],
+                [1 / (1 + distance[r[_ID]]) if r[_ID] in distance else 0.0 for r in ordered],
             )
         )
     else:
-        counts = unblocks if unblocks is not None else source.unblocks()
-        _relative(signals, "graph_proximity", [counts.get(r.id, 0) for r in ordered])
-    claim = [1.0 if (r.holder == me or r.id == focus) else 0.0 for r in ordered]
+        counts = unblocks if unblocks is not None else source.blocking()[1]
+        _relative(signals, "graph_proximity", [counts.get(r[_ID], 0) for r in ordered])
+    claim = [1.0 if (r[_HOLDER] == me or r[_ID] == focus) else 0.0 for r in ordered]
     if any(claim):
         signals.append(("claim_focus", claim))
-    risk = [r.risk for r in ordered]
+    risk = [r[_RISK] for r in ordered]
     if any(risk):
         signals.append(("risk_pressure", risk))
-    if any(r.deadline for r in ordered):
+    if any(r[_DEADLINE] for r in ordered):
+        now = source.now
         signals.append(
-            ("deadline_pressure", [_deadline_pressure(r.deadline, source.now) for r in ordered])
+            ("deadline_pressure", [_deadline_pressure(r[_DEADLINE], now) for r in ordered])
         )
-    affinity = [1.0 if me in (r.author, r.reviewer) else 0.0 for r in ordered]
+    affinity = [1.0 if r[_AFFINITY] else 0.0 for r in ordered]
     if any(affinity):
         signals.append(("author_affinity", affinity))
-    # The reference adds signals in the order compute_signals builds its mapping.
-    order = {name: k for k, name in enumerate(_SIGNAL_ORDER)}
-    signals.sort(key=lambda s: order[s[0]])
-    weights = [SIGNAL_WEIGHTS[name] for name, _ in signals]
     weight = 0.0
-    for w in weights:
+    total = [0.0] * n
+    for name, values in signals:
+        w = SIGNAL_WEIGHTS[name]
         weight += w
-    columns = [values for _, values in signals]
-    scores: dict[str, float] = {}
-    for k, r in enumerate(ordered):
-        total = 0.0
-        for values, w in zip(columns, weights, strict=True):
-            total += values[k] * w
-        scores[r.id] = round(total / weight, 4) if weight else 0.0
-    return scores
-
-
-_SIGNAL_ORDER = (
-    "structural",
-    "priority_pressure",
-    "recency",
-    "activity_density",
-    "knowledge_density",
-    "graph_proximity",
-    "claim_focus",
-    "risk_pressure",
-    "deadline_pressure",
-    "author_affinity",
-)
+        total = [t + v * w for t, v in zip(total, values, strict=True)]
+    if not weight:
+        return [0.0] * n
+    return [round(t / weight, 4) for t in total]
 
 
 def _relative(signals: list[tuple[str, list[float]]], name: str, counts: list[int]) -> None:
@@ -447,10 +426,9 @@ def _relative(signals: list[tuple[str, list[float]]], name: str, counts: list[in
         signals.append((name, [v / top for v in counts]))
 
 
-def by_score(rows: list[Row], scores: dict[str, float]) -> list[Row]:
-    """Rows by score desc; ties keep the baseline order."""
-    position = {item_id: n for n, item_id in enumerate(scores)}
-    return sorted(rows, key=lambda r: (-scores[r.id], position[r.id]))
+def by_score(rows: list[Row], scores: list[float]) -> list[int]:
+    """Positions by score desc; ties keep the baseline order."""
+    return sorted(range(len(rows)), key=lambda k: (-scores[k], k))
 
 
 def _chunks(values: Sequence[str], size: int) -> Iterable[Sequence[str]]:
@@ -483,31 +461,33 @@ def _pipeline(
     containers = source.containers()
     scope = source.descendants(parent_id) if parent_id else None
     eligible = sorted(source.active_statuses | source.blocked_statuses)
-    rows = source.pool(f"status IN ({','.join('?' * len(eligible))})", eligible)
+    rows = source.pool(f"status IN ({','.join('?' * len(eligible))})", eligible, done_first=True)
     pool: list[Row] = []
-    done: set[str] = set()
     for r in rows:
-        if scope is not None and r.id not in scope:
+        if scope is not None and r[_ID] not in scope:
             continue
         pipe.candidates += 1
-        if r.id in containers:
+        if r[_ID] in containers:
             pipe.containers_skipped += 1
             continue
-        if r.has_children:
-            done.add(r.id)
         pool.append(r)
+    unresolved, unblocks = source.blocking()
     if not (focus and source.is_live(focus)):
-        pipe.unblocks = source.unblocks()
-    pipe.scores = rank_rows(source, pool, focus=focus, done=done, unblocks=pipe.unblocks)
-    unresolved = source.unresolved() if pool else set()
-    for r in by_score(pool, pipe.scores):
-        if r.type == "Decision":
+        pipe.unblocks = unblocks
+    scores = rank_rows(source, pool, focus=focus, unblocks=unblocks)
+    pipe.scores = {r[_ID]: score for r, score in zip(pool, scores, strict=True)}
+    blocked_statuses = source.blocked_statuses
+    me = source.author
+    for k in by_score(pool, scores):
+        r = pool[k]
+        if r[_TYPE] == "Decision":
             pipe.decisions.append(r)
             if not include_decisions:
                 continue
-        if r.holder and r.holder != source.author:
+        holder = r[_HOLDER]
+        if holder and holder != me:
             pipe.held.append(r)
-        elif r.status in source.blocked_statuses or r.id in unresolved:
+        elif r[_STATUS] in blocked_statuses or r[_ID] in unresolved:
             pipe.blocked.append(r)
         else:
             pipe.ready.append(r)
@@ -526,14 +506,14 @@ def _require_parent(tracker: Tracker, source: Source, parent: str | None) -> str
 
 
 def _formatter(source: Source, shown: Iterable[Row], focus: str | None) -> Any:
-    """A function turning (rows, scores, count) into the reference's row dicts."""
+    """A view of the shown rows, and a function turning rows into the reference's dicts."""
     from pm_core.tracker.ranking import row
 
-    view = source.view_for((r.id for r in shown), focus)
+    view = source.view_for((r[_ID] for r in shown), focus)
 
     def rows(items: Sequence[Row], scores: dict[str, float], count: int) -> list[dict[str, Any]]:
         return [
-            row(view, view.by_id[r.id], scores.get(r.id, 0.0), focus=focus, now=source.now)
+            row(view, view.by_id[r[_ID]], scores.get(r[_ID], 0.0), focus=focus, now=source.now)
             for r in items[:count]
         ]
 
@@ -621,12 +601,15 @@ def context(
         high_types = sorted(HIGH_LEVEL_TYPES)
         high_pool = [
             r
-            for r in source.pool(f"type IN ({','.join('?' * len(high_types))})", high_types)
-            if scope is None or r.id in scope
+            for r in source.pool(
+                f"type IN ({','.join('?' * len(high_types))})", high_types, done_first=False
+            )
+            if scope is None or r[_ID] in scope
         ]
-        high_scores = rank_rows(source, high_pool, focus=focus, done=set(), unblocks=pipe.unblocks)
-        high = by_score(high_pool, high_scores)[:limit]
-        low_items = [r for r in pipe.ready if r.type not in HIGH_LEVEL_TYPES][:limit]
+        ranked = rank_rows(source, high_pool, focus=focus, unblocks=pipe.unblocks)
+        high_scores = {r[_ID]: score for r, score in zip(high_pool, ranked, strict=True)}
+        high = [high_pool[k] for k in by_score(high_pool, ranked)[:limit]]
+        low_items = [r for r in pipe.ready if r[_TYPE] not in HIGH_LEVEL_TYPES][:limit]
         blocked = pipe.blocked[: max(0, limit - len(low_items))]
         view, rows = _formatter(source, [*high, *low_items, *blocked], focus)
         return context_result(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import marshal
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -23,6 +24,7 @@ from pm_core.tracker.model import Item
 
 #: Item attributes in constructor order (``Item(*values)`` rebuilds the item).
 ITEM_FIELDS: tuple[str, ...] = tuple(a.name for a in attrs.fields(Item))
+_ALL_VALUES = attrgetter(*ITEM_FIELDS)
 
 #: Search field groups, in the order :func:`search.document_for` builds them.
 GROUPS: tuple[str, ...] = (
@@ -66,7 +68,6 @@ ITEM_COLUMNS: tuple[str, ...] = (
     "activity",
     "knowledge",
     "agenda",
-    "record",
 )
 DOC_COLUMNS: tuple[str, ...] = (*(f"g_{g}" for g in GROUPS), "tokens", "ntokens", "title_tokens")
 
@@ -74,7 +75,7 @@ DOC_COLUMNS: tuple[str, ...] = (*(f"g_{g}" for g in GROUPS), "tokens", "ntokens"
 def pack_item(item: Item) -> bytes | None:
     """The item's complete state as bytes, or None when a value cannot be stored."""
     try:
-        return marshal.dumps(tuple(getattr(item, name) for name in ITEM_FIELDS), 4)
+        return marshal.dumps(_ALL_VALUES(item), 4)
     except ValueError:
         return None
 
@@ -146,7 +147,6 @@ def item_values(item: Item) -> tuple[Any, ...]:
         len(item.comments) + len(item.test_runs),
         len(item.notes) + len(item.learnings) + len(item.docs) + len(item.files),
         json.dumps(agenda, ensure_ascii=False) if agenda else None,
-        pack_item(item),
     )
 
 

@@ -49,12 +49,13 @@ CREATE TABLE entries(
     risk_value REAL,
     activity INTEGER,
     knowledge INTEGER,
-    agenda TEXT,
-    record BLOB
+    agenda TEXT
 );
 CREATE INDEX entries_folder ON entries(folder, name, size, mtime_ns, ino);
-CREATE INDEX entries_id ON entries(id, live);
-CREATE INDEX entries_live ON entries(live, status, type);
+CREATE INDEX entries_id ON entries(id, live, status);
+CREATE INDEX entries_live ON entries(live, status, type, id);
+-- The packed item, apart: scans of entries stay small and fast.
+CREATE TABLE records(rid INTEGER PRIMARY KEY, record BLOB);
 CREATE TABLE docs(rid INTEGER PRIMARY KEY, {_GROUP_COLUMNS}, tokens TEXT NOT NULL,
     ntokens INTEGER NOT NULL, title_tokens TEXT NOT NULL);
 CREATE TABLE edges(
@@ -78,6 +79,5 @@ CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, row);
 #: Stored in ``meta``: a database written by any other layout is rebuilt, even
 #: when someone changed the DDL (or the stored columns) and forgot the number.
 VERSION_TAG = (
-    f"{SCHEMA_VERSION}:"
-    + hashlib.sha256((DDL + ",".join(ITEM_COLUMNS)).encode()).hexdigest()[:12]
+    f"{SCHEMA_VERSION}:" + hashlib.sha256((DDL + ",".join(ITEM_COLUMNS)).encode()).hexdigest()[:12]
 )

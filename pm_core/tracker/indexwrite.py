@@ -33,6 +33,7 @@ from pm_core.tracker.indexrows import (
     doc_values,
     item_edges,
     item_values,
+    pack_item,
     unpack_item,
 )
 from pm_core.tracker.model import Item
@@ -45,6 +46,7 @@ BULK_MIN = 1500
 _BATCH = 400
 
 _ENTRY_COLUMNS = (
+    "rid",
     "path",
     "folder",
     "name",
@@ -64,8 +66,8 @@ _INSERT_ENTRY = (
 _INSERT_DOC = f"INSERT INTO docs(rid, {', '.join(DOC_COLUMNS)}) VALUES ({', '.join('?' * (1 + len(DOC_COLUMNS)))})"
 _NO_ITEM = (None,) * len(ITEM_COLUMNS)
 
-#: A parsed file: (rel, digest, error, hint, item values, edges, doc values).
-Parsed = tuple[str, bytes | None, str | None, str | None, Any, Any, Any]
+#: A parsed file: (rel, digest, error, hint, item values, edges, doc values, packed item).
+Parsed = tuple[str, bytes | None, str | None, str | None, Any, Any, Any, bytes | None]
 
 
 def parse_rows(root: Path, rels: Sequence[str], searchable: Sequence[str]) -> list[Parsed]:
@@ -77,12 +79,13 @@ def parse_rows(root: Path, rels: Sequence[str], searchable: Sequence[str]) -> li
         try:
             digest, item, error, hint, doc = parse_file(root, rel, searchable)
         except OSError:
-            out.append((rel, None, None, None, None, None, None))  # vanished meanwhile
+            out.append((rel, None, None, None, None, None, None, None))  # vanished meanwhile
             continue
         if item is None:
-            out.append((rel, digest, error, hint, None, None, None))
+            out.append((rel, digest, error, hint, None, None, None, None))
         else:
-            out.append((rel, digest, None, None, item_values(item), item_edges(item), doc))
+            values = item_values(item)
+            out.append((rel, digest, None, None, values, item_edges(item), doc, pack_item(item)))
     return out
 
 
@@ -109,6 +112,7 @@ class Writer:
         self.sources: set[str] = set()
         self.pending_docs: dict[int, tuple[Any, ...]] = {}
         self.bulk = False
+        self.next_rid: int | None = None
 
     # ------------------------------------------------------------ refresh
 
@@ -235,6 +239,7 @@ class Writer:
                 if live and not self.bulk:
                     self._unlive(rid)
             db.execute(f"DELETE FROM edges WHERE owner IN ({marks})", chunk)
+            db.execute(f"DELETE FROM records WHERE rid IN ({marks})", chunk)
             db.execute(f"DELETE FROM entries WHERE rid IN ({marks})", chunk)
             db.executemany("DELETE FROM racy WHERE path = ?", [(r[3],) for r in rows])
             if self.bulk:
@@ -250,9 +255,7 @@ class Writer:
         started = time.perf_counter()
         done = 0
         for batch in self._parsed_batches(rels):
-            for parsed in batch:
-                stat = parses[parsed[0]]
-                self._store(parsed, stat)
+            self._store_batch(batch, parses)
             done += len(batch)
             if progress:
                 sys.stderr.write(f"\rindexing {done:,}/{len(rels):,} items")
@@ -278,39 +281,49 @@ class Writer:
         with context.Pool(workers) as pool:
             yield from pool.imap(_worker, jobs)
 
-    def _store(self, parsed: Parsed, stat: tuple[int, int, int]) -> None:
-        rel, digest, error, hint, values, edges, doc = parsed
-        if digest is None:
-            return  # the file vanished between the stat and the read
-        folder, _, name = rel.partition("/")
-        self.parsed += 1
-        if error is not None:
-            self.corrupt += 1
-        cursor = self.db.execute(
-            _INSERT_ENTRY,
-            (
-                rel,
-                folder,
-                name,
-                self.frank[folder],
-                *stat,
-                digest,
-                error,
-                hint,
-                *(values or _NO_ITEM),
-            ),
-        )
-        rid = cursor.lastrowid
-        assert rid is not None
-        if values is not None:
-            self.touched_ids.add(values[0])
-            self.db.executemany(
-                "INSERT INTO edges(owner, phase, seq, source, target, kind) VALUES (?,?,?,?,?,?)",
-                [(rid, *edge) for edge in edges],
+    def _store_batch(self, batch: Sequence[Parsed], stats: dict[str, tuple[int, int, int]]) -> None:
+        """Insert parsed files (rows, edges, and in bulk mode their search documents)."""
+        if self.next_rid is None:
+            row = self.db.execute("SELECT COALESCE(MAX(rid), 0) FROM entries").fetchone()
+            self.next_rid = int(row[0]) + 1
+        entries: list[tuple[Any, ...]] = []
+        edges: list[tuple[Any, ...]] = []
+        docs: list[tuple[Any, ...]] = []
+        racy: list[tuple[str]] = []
+        records: list[tuple[int, bytes | None]] = []
+        recent = self.now_ns - self.index_racy_ns()
+        for rel, digest, error, hint, values, item_edges_, doc, record in batch:
+            if digest is None:
+                continue  # the file vanished between the stat and the read
+            stat = stats[rel]
+            folder, _, name = rel.partition("/")
+            rid = self.next_rid
+            self.next_rid += 1
+            self.parsed += 1
+            if error is not None:
+                self.corrupt += 1
+            entries.append(
+                (rid, rel, folder, name, self.frank[folder], *stat, digest, error, hint)
+                + (values or _NO_ITEM)
             )
-            self.pending_docs[rid] = doc
-        if stat[1] >= self.now_ns - self.index_racy_ns():
-            self.db.execute("INSERT OR IGNORE INTO racy(path) VALUES (?)", (rel,))
+            if values is not None:
+                self.touched_ids.add(values[0])
+                records.append((rid, record))
+                edges.extend((rid, *edge) for edge in item_edges_)
+                if self.bulk:
+                    docs.append((rid, *doc))
+                else:
+                    self.pending_docs[rid] = doc
+            if stat[1] >= recent:
+                racy.append((rel,))
+        db = self.db
+        db.executemany(_INSERT_ENTRY, entries)
+        db.executemany("INSERT INTO records(rid, record) VALUES (?, ?)", records)
+        db.executemany(
+            "INSERT INTO edges(owner, phase, seq, source, target, kind) VALUES (?,?,?,?,?,?)", edges
+        )
+        db.executemany(_INSERT_DOC, docs)
+        db.executemany("INSERT OR IGNORE INTO racy(path) VALUES (?)", racy)
 
     def record_one(self, rel: str, item: Item | None) -> None:
         """Replace one file's row with what the SDK just wrote (``None``: removed)."""
@@ -338,10 +351,11 @@ class Writer:
                     item_values(item),
                     item_edges(item),
                     doc_values(item, self.searchable),
+                    pack_item(item),
                 )
                 # Written this moment: racy until its mtime is safely in the past.
                 self.now_ns = max(self.now_ns, st.st_mtime_ns)
-                self._store(parsed, (st.st_size, st.st_mtime_ns, st.st_ino))
+                self._store_batch([parsed], {rel: (st.st_size, st.st_mtime_ns, st.st_ino)})
         self._derive(self.touched_ids)
 
     # ------------------------------------------------------------ derived state
@@ -367,7 +381,7 @@ class Writer:
         doc = self.pending_docs.get(rid)
         if doc is not None:
             return doc
-        row = self.db.execute("SELECT record FROM entries WHERE rid = ?", (rid,)).fetchone()
+        row = self.db.execute("SELECT record FROM records WHERE rid = ?", (rid,)).fetchone()
         if row is None or row[0] is None:
             return None
         return doc_values(unpack_item(row[0]), self.searchable)
