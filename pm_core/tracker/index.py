@@ -86,6 +86,12 @@ class Config:
 
     folders: tuple[str, ...]
     searchable: tuple[str, ...]
+    #: ``files``: stat every item file on each refresh (the default: any change
+    #: is seen at once). ``folders``: stat the type folders and list only those
+    #: that changed; a file edited in place (its folder untouched) is seen at
+    #: the next full check, at most ``full_check_seconds`` later.
+    verify: str = "files"
+    full_check_seconds: float = 60.0
 
     def fingerprint(self) -> str:
         """The part that forces a rebuild, as stable text stored in ``meta``."""
@@ -93,6 +99,8 @@ class Config:
 
 
 Listing = list[tuple[str, int, int, int]]
+#: Whether folders can be listed and their files stat-ed through an open descriptor.
+_FD_SCAN = os.scandir in os.supports_fd and os.stat in os.supports_dir_fd
 
 
 def _digest(listing: Listing) -> bytes:
@@ -222,40 +230,95 @@ class ReadIndex:
 
     # ------------------------------------------------------------ refresh
 
-    def _sweep(self) -> dict[str, Listing]:
-        """Stat every item file: folder -> [(name, size, mtime_ns, inode)]."""
-        out: dict[str, Listing] = {}
-        for folder in self.config.folders:
-            listing: Listing = []
+    def _sweep(self, folders: Sequence[str]) -> dict[str, Listing]:
+        """Stat every item file of ``folders``: folder -> [(name, size, mtime_ns, inode)]."""
+        return {folder: self._sweep_folder(folder) for folder in folders}
+
+    def _sweep_folder(self, folder: str) -> Listing:
+        path = self.root / folder
+        if not _FD_SCAN:
+            return self._sweep_by_path(path)
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        try:
+            with os.scandir(fd) as entries:
+                names = [
+                    e.name for e in entries if e.name.endswith(ITEM_SUFFIX) and e.name[0] != "."
+                ]
             try:
-                with os.scandir(self.root / folder) as entries:
-                    for entry in entries:
-                        name = entry.name
-                        if not name.endswith(ITEM_SUFFIX) or name[0] == ".":
-                            continue
-                        try:
-                            st = entry.stat()
-                        except FileNotFoundError:
-                            continue
-                        listing.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
-            except (FileNotFoundError, NotADirectoryError):
-                pass
-            out[folder] = listing
-        return out
+                # Relative to the open folder: one path step per file, not the whole path.
+                stats = [os.stat(name, dir_fd=fd) for name in names]
+            except FileNotFoundError:
+                return self._sweep_by_path(path)  # a file vanished meanwhile: go slowly
+            return [
+                (name, st.st_size, st.st_mtime_ns, st.st_ino)
+                for name, st in zip(names, stats, strict=True)
+            ]
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _sweep_by_path(path: Path) -> Listing:
+        listing: Listing = []
+        try:
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if not name.endswith(ITEM_SUFFIX) or name[0] == ".":
+                        continue
+                    try:
+                        st = entry.stat()
+                    except FileNotFoundError:
+                        continue
+                    listing.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        return listing
+
+    def _folder_stat(self, folder: str, now_ns: int) -> tuple[int, int]:
+        """The folder's (mtime_ns, inode); a recent mtime reads as -1 (never trusted)."""
+        try:
+            st = os.stat(self.root / folder)
+        except OSError:
+            return (0, 0)
+        mtime = st.st_mtime_ns if st.st_mtime_ns < now_ns - RACY_NS else -1
+        return (mtime, st.st_ino)
+
+    def _to_sweep(
+        self, db: sqlite3.Connection, known: dict[str, tuple[int, int]], now_ns: int
+    ) -> tuple[list[str], bool]:
+        """Which folders to list, and whether that is a full check."""
+        folders = list(self.config.folders)
+        if self.config.verify != "folders" or not known:
+            return folders, True
+        row = db.execute("SELECT value FROM meta WHERE key = 'full_check_ns'").fetchone()
+        window = int(self.config.full_check_seconds * 1e9)
+        if row is None or now_ns - int(row[0]) >= window:
+            return folders, True
+        return [f for f in folders if known.get(f) != self._folder_stat(f, now_ns)], False
 
     def refresh(self) -> RefreshStats:
         """Bring the index up to date with the item files (see the module docstring)."""
         started = time.perf_counter()
         now_ns = time.time_ns()
-        sweep = self._sweep()
-        digests = {folder: _digest(listing) for folder, listing in sweep.items()}
         db = self.db
-        stored = dict(db.execute("SELECT folder, digest FROM folders").fetchall())
+        rows = db.execute("SELECT folder, digest, dir_mtime, dir_ino FROM folders").fetchall()
+        stored = {folder: digest for folder, digest, _, _ in rows}
+        known = {folder: (mtime, ino) for folder, _, mtime, ino in rows}
+        folders, full = self._to_sweep(db, known, now_ns)
+        # The folder's stat is taken before its listing: a change after it shows next time.
+        dirs = {folder: self._folder_stat(folder, now_ns) for folder in folders}
+        sweep = self._sweep(folders)
+        digests = {folder: _digest(listing) for folder, listing in sweep.items()}
         racy = [r[0] for r in db.execute("SELECT path FROM racy").fetchall()]
-        changed = [f for f in self.config.folders if stored.get(f) != digests[f]]
-        stale_folders = [f for f in stored if f not in digests]
+        changed = [f for f in folders if stored.get(f) != digests[f]]
+        moved = [f for f in folders if f not in changed and known.get(f) != dirs[f]]
+        stale_folders = [f for f in stored if f not in self.config.folders]
         total = sum(len(v) for v in sweep.values())
-        if not changed and not racy and not stale_folders:
+        stamp = full and self.config.verify == "folders"
+        if not changed and not racy and not stale_folders and not moved and not stamp:
             stats = RefreshStats(total, 0, 0, 0, False, time.perf_counter() - started)
             self.last_refresh = stats
             return stats
@@ -265,7 +328,17 @@ class ReadIndex:
         db.execute("BEGIN IMMEDIATE")
         try:
             rebuilt = not stored
-            writer.apply(sweep, changed, stale_folders, racy, digests)
+            if changed or racy or stale_folders:
+                writer.apply(sweep, changed, stale_folders, racy, digests, dirs)
+            db.executemany(
+                "UPDATE folders SET dir_mtime = ?, dir_ino = ? WHERE folder = ?",
+                [(*dirs[f], f) for f in moved],
+            )
+            if stamp:
+                db.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('full_check_ns', ?)",
+                    (str(now_ns),),
+                )
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):

@@ -43,7 +43,25 @@ def _config(tracker: Tracker) -> Any:
 
     schema = tracker.schema
     searchable = tuple(f.key for f in schema.fields if not f.commands or "search" in f.commands)
-    return Config(folders=schema.folders(), searchable=searchable)
+    settings = tracker.settings.get("index") or {}
+    if not isinstance(settings, dict):
+        settings = {}
+    verify = str(tracker.env.get("PM_INDEX_VERIFY") or settings.get("verify") or "files")
+    if verify not in ("files", "folders"):
+        from pm_core.tracker.errors import UsageError
+
+        raise UsageError(
+            f"unknown index verify mode {verify!r}", hint="use files (the default) or folders"
+        )
+    seconds = settings.get("full_check_seconds", 60)
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+        seconds = 60
+    return Config(
+        folders=schema.folders(),
+        searchable=searchable,
+        verify=verify,
+        full_check_seconds=float(seconds),
+    )
 
 
 def handle(tracker: Tracker) -> ReadIndex | None:
@@ -66,11 +84,14 @@ def fresh(tracker: Tracker) -> ReadIndex | None:
     """The index brought up to date with the files, or None: read the files instead."""
     import sqlite3
 
+    from pm_core.tracker.errors import PmError
     from pm_core.tracker.index import IndexUnavailable
 
     try:
         index = handle(tracker)
-    except Exception:  # a schema or settings problem: the file path reports it
+    except PmError:
+        raise  # a bad index setting is the user's to fix: say so
+    except Exception:  # anything else: the file path reports it (or works)
         return None
     if index is None:
         return None

@@ -12,7 +12,10 @@ _GROUP_COLUMNS = ", ".join(f"g_{g} TEXT" for g in GROUPS)
 
 DDL = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE folders(folder TEXT PRIMARY KEY, digest BLOB NOT NULL);
+-- Per type folder: a digest of its listing (names and file stat data), and the
+-- folder's own mtime and inode when that listing was taken.
+CREATE TABLE folders(folder TEXT PRIMARY KEY, digest BLOB NOT NULL, dir_mtime INTEGER NOT NULL,
+    dir_ino INTEGER NOT NULL);
 CREATE TABLE racy(path TEXT PRIMARY KEY);
 CREATE TABLE entries(
     rid INTEGER PRIMARY KEY,

@@ -123,6 +123,7 @@ class Writer:
         stale_folders: Sequence[str],
         racy: Sequence[str],
         digests: dict[str, bytes],
+        dirs: dict[str, tuple[int, int]],
     ) -> None:
         """Bring rows in line with ``sweep`` for the ``changed`` folders and racy files."""
         db = self.db
@@ -165,8 +166,8 @@ class Writer:
         else:
             self._derive(self.touched_ids)
         db.executemany(
-            "INSERT OR REPLACE INTO folders(folder, digest) VALUES (?, ?)",
-            [(folder, digests[folder]) for folder in changed],
+            "INSERT OR REPLACE INTO folders(folder, digest, dir_mtime, dir_ino) VALUES (?,?,?,?)",
+            [(folder, digests[folder], *dirs[folder]) for folder in changed],
         )
         db.executemany("DELETE FROM folders WHERE folder = ?", [(f,) for f in stale_folders])
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('folders', ?)", (order,))

@@ -359,3 +359,51 @@ def test_fast_reader_decodes_every_generated_file_like_the_full_decoder(root: Pa
         expected = toon_format.decode(text)
         assert list(record.items()) == list(expected.items())
         assert [type(v) for v in record.values()] == [type(v) for v in expected.values()]
+
+
+# ---------------------------------------------------------------- folders mode
+
+
+def _settings(root: Path, **index: Any) -> None:
+    path = root / "settings.json"
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    settings["index"] = index
+    path.write_text(json.dumps(settings), encoding="utf-8")
+
+
+def test_folders_mode_sees_added_and_removed_files_at_once(root: Path) -> None:
+    _settings(root, verify="folders", full_check_seconds=3600)
+    tracker = on(root)
+    fresh(tracker)
+    fresh(tracker)  # the full check is stamped; from now on only folders are stat-ed
+    source = first_file(root)
+    text = source.read_text(encoding="utf-8").replace(f"id: {source.stem}", "id: pm-zz98", 1)
+    (root / "chores" / "pm-zz98.toon").write_text(text, encoding="utf-8")
+    source.unlink()
+    ids = listed_ids(tracker)
+    assert "pm-zz98" in ids
+    assert source.stem not in ids
+
+
+def test_folders_mode_sees_in_place_edits_at_the_next_full_check(root: Path) -> None:
+    _settings(root, verify="folders", full_check_seconds=3600)
+    tracker = on(root)
+    fresh(tracker)
+    fresh(tracker)
+    path = first_file(root)
+    text = path.read_text(encoding="utf-8")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text.replace("\ntitle: ", "\ntitle: Marmalade ", 1))
+    # Within the window the folder is unchanged, so the edit is not seen yet...
+    assert search(tracker, "marmalade")["hits"] == []
+    _settings(root, verify="folders", full_check_seconds=0)
+    # ...and a full check (here: every read) finds it.
+    assert [h["id"] for h in search(on(root), "marmalade")["hits"]] == [path.stem]
+
+
+def test_unknown_verify_mode_is_a_clear_error(root: Path) -> None:
+    from pm_core.tracker.errors import UsageError
+
+    _settings(root, verify="sometimes")
+    with pytest.raises(UsageError, match="verify mode 'sometimes'"):
+        list_items(on(root))
