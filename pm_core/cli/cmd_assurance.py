@@ -28,7 +28,13 @@ def _failing_ids(report: dict[str, Any]) -> list[str]:
     metavar="NAME",
     help="Only these checks (parse, metadata, lifecycle, dependencies, history, duplicates, claims).",
 )
-@click.option("--fix", is_flag=True, help="First repair histories that drifted from their files.")
+@click.option(
+    "--fix",
+    "--repair-history",
+    "fix",
+    is_flag=True,
+    help="First repair histories that drifted from their files (the file is kept).",
+)
 @json_option
 @pass_state
 def cmd_validate(state: CliState, checks: tuple[str, ...], fix: bool) -> None:

@@ -28,6 +28,7 @@ from pm_core.tracker.errors import (
     PmError,
     UsageError,
 )
+from pm_core.tracker.faults import checkpoint
 from pm_core.tracker.fields import SETTABLE, canonical_key, coerce_fields, parse_dependency
 from pm_core.tracker.locks import item_lock
 from pm_core.tracker.model import Item, document_hash, item_from_record
@@ -69,7 +70,7 @@ class Tracker:
         cwd: Path | None = None,
     ) -> None:
         self.env: Mapping[str, str] = os.environ if env is None else env
-        self.root = Path(root).resolve() if root else find_root(cwd, self.env)
+        self.root = _resolve_root(root) if root else find_root(cwd, self.env)
         self._explicit_author = author
         #: Hooks run after every committed write (the read index subscribes).
         self.after_write: list[Callable[[Item | None, str, Path | None], None]] = [
@@ -154,6 +155,7 @@ class Tracker:
             ttl_seconds=int(locks.get("ttl_seconds", 1800)),
             wait_ms=int(locks.get("wait_ms", 3000)),
         ):
+            checkpoint("locked")
             yield
 
     def _commit(
@@ -179,8 +181,16 @@ class Tracker:
             current = self.store.read_path(path)
             if current.content_hash() != before.content_hash():
                 raise ConflictError(f"{after.id} changed while it was being updated; retry")
+        if before is not None:
+            gap = hist.drift_entry(
+                self.store.history_dir, after.id, before_doc, ts=now_iso(), author=self.author
+            )
+            if gap is not None:
+                hist.append_entry(self.store.history_dir, after.id, gap)
         self.store.write(after, path)
+        checkpoint("renamed")
         hist.append_entry(self.store.history_dir, after.id, entry)
+        checkpoint("history_appended")
         for hook in self.after_write:
             hook(after, op, path)
 
@@ -624,6 +634,8 @@ class Tracker:
             raise UsageError(f"unknown link kind {kind!r}")
         if scope not in ("project", "global"):
             raise UsageError(f"invalid scope {scope!r}", hint="use project or global")
+        if not path or "\x00" in path:
+            raise UsageError("invalid path", hint="pass a path without NUL bytes")
         clean = self.safe_relpath(path) if scope == "project" else path
 
         def change(item: Item) -> None:
@@ -661,7 +673,13 @@ class Tracker:
             raise UsageError("invalid path", hint="pass a path inside the repository")
         repo = self.root.parent.parent
         candidate = Path(raw)
-        full = (candidate if candidate.is_absolute() else repo / candidate).resolve()
+        try:
+            full = (candidate if candidate.is_absolute() else repo / candidate).resolve()
+        except (OSError, RuntimeError):  # a symlink loop, or a name the OS refuses
+            raise UsageError(
+                f"path {raw!r} cannot be resolved (a symbolic link loop?)",
+                hint="link a real path inside the repository",
+            ) from None
         try:
             rel = full.relative_to(repo.resolve())
         except ValueError:
@@ -1052,6 +1070,19 @@ class Tracker:
         from pm_core.tracker.admin import events
 
         return events(self, since, limit)
+
+
+def _resolve_root(root: Path | str) -> Path:
+    """``root`` made absolute; a NUL byte or a symlink loop is a usage error, not a crash."""
+    if "\x00" in str(root):
+        raise UsageError("tracker path contains a NUL byte", hint="pass the .agents/pm directory")
+    try:
+        return Path(root).resolve()
+    except (OSError, RuntimeError):
+        raise UsageError(
+            f"tracker path {str(root)!r} cannot be resolved (a symbolic link loop?)",
+            hint="pass the .agents/pm directory",
+        ) from None
 
 
 def _reaches(edges: Mapping[str, set[str]], start: str, goal: str) -> bool:

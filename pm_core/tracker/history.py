@@ -123,6 +123,71 @@ def append_entry(history_dir: Path, item_id: str, entry: HistoryEntry) -> None:
         os.close(fd)
 
 
+def _last_line(path: Path) -> bytes | None:
+    """The last non-blank line of ``path`` read from the end (None: no file or empty)."""
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return None
+    with fh:
+        pos = fh.seek(0, os.SEEK_END)
+        data = b""
+        step = 8192
+        while pos > 0:
+            size = min(step, pos)
+            pos -= size
+            fh.seek(pos)
+            data = fh.read(size) + data
+            tail = data.rstrip()
+            cut = tail.rfind(b"\n")
+            if cut >= 0:
+                return tail[cut + 1 :]
+            step *= 2
+        return data.strip() or None
+
+
+def drift_entry(
+    history_dir: Path, item_id: str, current: dict[str, Any], *, ts: str, author: str
+) -> HistoryEntry | None:
+    """A ``history_repair`` entry when the history does not end at ``current``, else None.
+
+    Writers call this under the item lock before appending their own entry: a
+    process killed between the file rename and its history append leaves a
+    file one step ahead of its history, and an entry appended on top of that
+    would break the chain for good. Recording the gap first keeps every later
+    entry verifiable. Only the last line is read in the common, agreeing
+    case; None also when the history cannot be read (``validate`` reports it).
+    """
+    line = _last_line(history_path(history_dir, item_id))
+    current_hash = document_hash(current)
+    if line is None:
+        recorded = document_hash(EMPTY_DOCUMENT)
+    else:
+        try:
+            recorded = parse_entry(line.decode("utf-8"), f"history/{item_id}.jsonl").after_hash
+        except (CorruptItemError, UnicodeDecodeError):
+            return None
+        if not recorded:
+            return None  # an entry without hashes: nothing to compare
+    if recorded == current_hash:
+        return None
+    try:
+        replayed = replay(read_entries(history_dir, item_id))
+    except Exception:  # corrupt or unreplayable: leave it to validate
+        return None
+    if document_hash(replayed) == current_hash:
+        return None
+    return build_entry(
+        ts=ts,
+        author=author,
+        op="history_repair",
+        before=replayed,
+        after=current,
+        message="the item file was ahead of its history (an interrupted write or a hand "
+        "edit); recorded before the next change",
+    )
+
+
 def read_entries(history_dir: Path, item_id: str) -> list[HistoryEntry]:
     """Every entry of an item's history, oldest first."""
     return list(iter_entries(history_dir, item_id))
@@ -199,7 +264,10 @@ def verify_chain(entries: list[HistoryEntry], current_hash: str | None) -> Chain
             actual = entry.after_hash
         previous = actual
     if current_hash is not None and entries and previous != current_hash:
-        problems.append("item file differs from the state its history records (edited by hand?)")
+        problems.append(
+            "item file differs from the state its history records "
+            "(edited by hand, or a write was interrupted before its history entry)"
+        )
     return ChainReport(ok=not problems, entries=len(entries), problems=tuple(problems))
 
 

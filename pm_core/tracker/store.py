@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from pm_core.tracker.errors import CorruptItemError, NotFoundError, UsageError
+from pm_core.tracker.faults import checkpoint
 from pm_core.tracker.model import Item, ItemFormatError, item_from_record
 from pm_core.tracker.workspace import Schema
 
@@ -35,6 +36,7 @@ def atomic_write(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        checkpoint("temp_written")
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -47,7 +49,16 @@ def encode_item(item: Item) -> bytes:
     import toon_format
 
     text: str = toon_format.encode(item.to_record())
-    return (text.rstrip("\n") + "\n").encode("utf-8")
+    try:
+        return (text.rstrip("\n") + "\n").encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # Lone surrogates (from non-UTF-8 bytes or a "\udXXX" JSON escape) have
+        # no UTF-8 form; refuse the write before any file is touched.
+        bad = exc.object[exc.start : exc.end].encode("utf-8", "backslashreplace").decode()
+        raise UsageError(
+            f"{item.id}: text contains {bad}, which is not a Unicode character",
+            hint="send text as valid UTF-8 (no lone surrogate escapes)",
+        ) from None
 
 
 def decode_item(data: bytes, source: str = "item") -> Item:
@@ -87,14 +98,23 @@ def _to_item(record: Any, source: str) -> Item:
         raise CorruptItemError(f"{source}: {exc}", hint="fix the file by hand") from exc
 
 
+#: Longest accepted id: with ``.jsonl`` or a stale-lock suffix it still fits a file name.
+MAX_ID_LENGTH = 128
+
+
 def normalize_id(raw: str, prefix: str) -> str:
     """Trim, drop ``#``, lowercase, add the prefix when missing; reject path tricks."""
     value = raw.strip().lstrip("#").lower()
     if not value:
         raise UsageError("empty item id", hint="pass an id such as pm-a1b2")
+    shown = repr(raw) if len(raw) <= 80 else f"{raw[:60]!r}... ({len(raw)} characters)"
+    if len(value) > MAX_ID_LENGTH:
+        raise UsageError(
+            f"item id {shown} is too long", hint=f"ids are at most {MAX_ID_LENGTH} characters"
+        )
     if not set(value) <= _ID_CHARS or value.startswith(".") or ".." in value:
         raise UsageError(
-            f"invalid item id {raw!r}", hint="ids use letters, digits, '-', '_' and '.' only"
+            f"invalid item id {shown}", hint="ids use letters, digits, '-', '_' and '.' only"
         )
     if not value.startswith(prefix) and "-" not in value:
         value = prefix + value

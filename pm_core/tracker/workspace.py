@@ -177,7 +177,8 @@ def require_root(root: Path) -> Path:
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        # NotADirectoryError: the "root" is a file; require_root names that problem.
         return None
     except (OSError, ValueError) as exc:
         raise UsageError(
