@@ -125,11 +125,11 @@ def serve_stdio(app: object) -> int:
     """Serve one stdio connection until end of input."""
     import anyio
 
-    from pm_core.mcp.server import PmMcp
+    from pm_core.mcp.server import PmMcp, byte_limit
     from pm_core.mcp.stdio import DEFAULT_MAX_LINE_BYTES, stdio_transport
 
     assert isinstance(app, PmMcp)
-    limit = int(app.config.env.get("PM_MCP_MAX_REQUEST_BYTES", DEFAULT_MAX_LINE_BYTES))
+    limit = byte_limit(app.config.env, "PM_MCP_MAX_REQUEST_BYTES", DEFAULT_MAX_LINE_BYTES)
 
     async def run() -> None:
         async with stdio_transport(limit) as (read, write):

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from pm_core import __version__
 from pm_core.contracts import (
+    ConfigurationError,
     ProtocolError,
     RequestContext,
     ServeContext,
@@ -36,7 +37,7 @@ from pm_core.contracts import (
 )
 from pm_core.host import Host
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import PmError
+from pm_core.tracker.errors import PmError, UsageError
 
 log = structlog.get_logger("pm.mcp")
 
@@ -45,6 +46,8 @@ HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18")
 #: Tool-level usage errors (unselected tool, bad discovery input) carry this code.
 USAGE_CODE = 64
 RESOURCE_NOT_FOUND = -32002
+#: Tool results bigger than this on the wire become an error asking to narrow the call.
+DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 POINTER_TEXT = (
     "The canonical result is structuredContent.result (negotiated "
     "progressive discovery); this text carries no other data."
@@ -74,6 +77,7 @@ class PmMcp:
         self.host = host
         self.config = config
         self._skill_origins: list[SkillOrigin] | None = None
+        self._max_response_bytes: int | None = None
         self.server: Server[Any] = Server(
             "pm-mcp",
             version=__version__,
@@ -142,8 +146,19 @@ class PmMcp:
         """Every tool projected from the live workspace contracts."""
         return self.host.catalog(tracker.schema.contracts(), request=request)
 
+    @property
+    def max_response_bytes(self) -> int:
+        """The tool result cap, ``PM_MCP_MAX_RESPONSE_BYTES`` (ConfigurationError if invalid)."""
+        if self._max_response_bytes is None:
+            self._max_response_bytes = byte_limit(
+                self.config.env, "PM_MCP_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES
+            )
+        return self._max_response_bytes
+
     def check_startup(self) -> None:
-        """Validate the profile configuration (raises ConfigurationError)."""
+        """Validate the profile configuration and limits (raises ConfigurationError)."""
+        _ = self.max_response_bytes
+        byte_limit(self.config.env, "PM_MCP_MAX_REQUEST_BYTES", 1)  # only checked here
         request = RequestContext(
             profile=self.config.profile, tool_allowlist=self.config.tool_allowlist
         )
@@ -226,7 +241,7 @@ class PmMcp:
             result = outcome.result
         else:
             result = outcome
-        return success_result(result, warnings, pointer)
+        return success_result(result, warnings, pointer, max_bytes=self.max_response_bytes)
 
     def pointer_results(self, request: RequestContext) -> bool:
         """Whether this request negotiated an extension that wants pointer texts."""
@@ -404,6 +419,10 @@ class PmMcp:
 
 
 def _tracker_root(raw: str) -> Path:
+    if "\x00" in raw:
+        raise UsageError(
+            "path contains a NUL byte", hint="pass the repository or tracker directory"
+        )
     path = Path(raw).expanduser()
     if path.name == "pm" and path.parent.name == ".agents":
         return path.resolve()
@@ -439,12 +458,57 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def success_result(result: Any, warnings: Sequence[str], pointer: bool) -> types.CallToolResult:
-    """``structuredContent: {result, warnings?}`` plus JSON text (or a pointer)."""
+def byte_limit(env: Mapping[str, str], name: str, default: int) -> int:
+    """A positive byte count from ``env[name]`` (``default`` when unset)."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigurationError(f"{name} must be a positive number of bytes, got {raw!r}")
+    return value
+
+
+def _wire_bytes(text: str, structured: Mapping[str, Any], pointer: bool) -> int:
+    """About what a result costs on the wire: the text plus ``structuredContent``."""
+    text_bytes = len(text.encode("utf-8"))
+    if pointer:
+        return text_bytes + len(_dump(structured).encode("utf-8"))
+    if "warnings" in structured:
+        return 2 * text_bytes  # the text is the structured JSON itself
+    return 2 * text_bytes + len('{"result":}')
+
+
+def success_result(
+    result: Any, warnings: Sequence[str], pointer: bool, *, max_bytes: int | None = None
+) -> types.CallToolResult:
+    """``structuredContent: {result, warnings?}`` plus JSON text (or a pointer).
+
+    With ``max_bytes``, a result larger than that on the wire is replaced by an
+    ``isError`` result saying so: an agent can narrow the call, but cannot do
+    anything useful with a response its client drops or truncates.
+    """
     structured: dict[str, Any] = {"result": result}
     if warnings:
         structured["warnings"] = list(warnings)
     text = POINTER_TEXT if pointer else _dump(structured if warnings else result)
+    if max_bytes is not None:
+        size = _wire_bytes(text, structured, pointer)
+        if size > max_bytes:
+            return error_result(
+                {
+                    "error": f"the result is about {size} bytes, over the {max_bytes}-byte "
+                    "response cap (PM_MCP_MAX_RESPONSE_BYTES)",
+                    "code": USAGE_CODE,
+                    "hint": "narrow the request: pass limit, fields or filters "
+                    "(status, type, tag), or read one item at a time",
+                    "details": {"bytes": size, "limit": max_bytes},
+                },
+                pointer,
+            )
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=structured
     )

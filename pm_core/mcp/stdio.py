@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -45,6 +46,48 @@ def _request_id(line: bytes) -> Any:
         rid = value.get("id")
         if isinstance(rid, str | int) and not isinstance(rid, bool):
             return rid
+    return None
+
+
+_TOKEN = re.compile(r'["{}\[\],]')
+
+
+def _shallow_id(line: bytes) -> Any:
+    """The top-level ``id`` of a message nested too deeply for ``json.loads``.
+
+    Scans brackets and strings without recursion, so a request buried under
+    thousands of levels still gets its error under its own id.
+    """
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    depth, pos, expect_key = 0, 0, False
+    while (match := _TOKEN.search(text, pos)) is not None:
+        char, pos = match.group(), match.end()
+        if char == '"':
+            try:
+                key, pos = decoder.raw_decode(text, match.start())  # a string: no recursion
+            except ValueError:
+                return None
+            if depth == 1 and expect_key and key == "id":
+                rest = text[pos:].lstrip()
+                if not rest.startswith(":"):
+                    return None
+                try:
+                    rid, _ = decoder.raw_decode(rest[1:].lstrip())
+                except (ValueError, RecursionError):
+                    return None
+                return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+            expect_key = False
+        elif char in "{[":
+            depth += 1
+            expect_key = char == "{" and depth == 1
+        elif char in "}]":
+            depth -= 1
+        elif depth == 1:  # a comma between top-level members
+            expect_key = True
     return None
 
 
@@ -123,7 +166,16 @@ async def stdio_transport(
                 except Exception as exc:
                     try:
                         json.loads(line)
-                    except (ValueError, RecursionError):
+                    except RecursionError:
+                        wire.write(
+                            _error_line(
+                                _shallow_id(line),
+                                -32600,
+                                "Invalid Request: JSON nested too deeply to read",
+                            )
+                        )
+                        continue
+                    except ValueError:
                         wire.write(_error_line(None, -32700, "Parse error: the line is not JSON"))
                         continue
                     rid = _request_id(line)

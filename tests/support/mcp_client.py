@@ -90,9 +90,12 @@ class McpProcess:
         self.proc.stdin.write(data.rstrip(b"\n") + b"\n")
         self.proc.stdin.flush()
 
-    def read_message(self) -> dict[str, Any]:
-        """The next message on stdout (fails on timeout or end of output)."""
-        line = self._lines.get(timeout=self.timeout)
+    def read_message(self, timeout: float | None = None) -> dict[str, Any]:
+        """The next message on stdout (fails on timeout or end of output).
+
+        ``timeout`` overrides the client's default wait (queue.Empty when it passes).
+        """
+        line = self._lines.get(timeout=self.timeout if timeout is None else timeout)
         if line is None:
             raise EOFError("pm-mcp closed stdout; stderr: " + b"".join(self.stderr_lines).decode())
         message: dict[str, Any] = json.loads(line)
