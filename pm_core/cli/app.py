@@ -136,6 +136,21 @@ def cli(ctx: click.Context, path: str | None, author: str | None, json_output: b
 def run(args: Sequence[str]) -> int:
     """Run the group with ``args``; map every failure to an exit code and a clear message."""
     wants_json = "--json" in args
+    for number, arg in enumerate(args, start=1):
+        # A non-UTF-8 byte in argv decodes to a lone surrogate, which no file,
+        # JSON output or terminal can hold; a NUL (only possible through
+        # main(argv)) would reach the OS in a path. Refuse both up front.
+        problem = "contains a NUL byte" if "\x00" in arg else None
+        if problem is None and not arg.isascii() and not _utf8(arg):
+            problem = "is not valid UTF-8"
+        if problem is not None:
+            shown = arg.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+            return _fail(
+                f"argument {number} {problem}: {shown[:80]!r}",
+                "pass text in UTF-8 without NUL bytes",
+                EXIT_USAGE,
+                wants_json,
+            )
     try:
         result = cli.main(args=list(args), prog_name="pm", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -162,6 +177,14 @@ def run(args: Sequence[str]) -> int:
         message = f"unexpected {type(exc).__name__}: {exc}"
         return _fail(message, "rerun with PM_DEBUG=1 for a traceback", 1, wants_json)
     return result if isinstance(result, int) else 0
+
+
+def _utf8(arg: str) -> bool:
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _usage_message(exc: click.UsageError) -> str:
