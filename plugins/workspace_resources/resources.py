@@ -72,6 +72,13 @@ def guide_text(repo: Path, limit: int = GUIDE_LIMIT) -> str:
     """
     path = repo / GUIDE_FILE
     try:
+        # A committed symlink must not serve a file from outside the
+        # repository, and a FIFO or device would block or stream forever.
+        real = path.resolve()
+        if not real.is_relative_to(repo.resolve()):
+            return f"{GUIDE_FILE} points outside the repository, so it is not served."
+        if path.exists() and not real.is_file():
+            return f"{GUIDE_FILE} is not a regular file, so it is not served."
         text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return (
@@ -81,6 +88,8 @@ def guide_text(repo: Path, limit: int = GUIDE_LIMIT) -> str:
         )
     except OSError as exc:
         return f"{GUIDE_FILE} exists but cannot be read: {exc.strerror or exc}."
+    except RuntimeError:  # pathlib's report of a symlink loop
+        return f"{GUIDE_FILE} is a symbolic link loop, so it is not served."
     if len(text) <= limit:
         return text
     note = (
