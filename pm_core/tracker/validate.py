@@ -472,6 +472,12 @@ def health(tracker: Tracker) -> dict[str, Any]:
         {"locks": lock_count},
     )
     add(
+        "stray_temp_files",
+        _stray_temp_files(tracker),
+        "delete them: each is the unfinished write of a killed process, and the file it "
+        "was meant to replace is intact (`pm validate` names any history drift)",
+    )
+    add(
         "runtime_writable",
         _probe_runtime(root / "runtime"),
         "make runtime/ writable (it holds rebuildable caches only)",
@@ -496,6 +502,40 @@ def health(tracker: Tracker) -> dict[str, Any]:
         "counts": counts,
         "remediation_map": remedies,
     }
+
+
+#: A temp file older than this is no writer's work in progress (writes take milliseconds).
+STRAY_TEMP_SECONDS = 60.0
+
+
+def _stray_temp_files(tracker: Tracker) -> list[str]:
+    """Temp files (``.<name>.<random>.tmp``) left where a write was killed before its rename."""
+    import time
+
+    root = tracker.root
+    try:
+        folders = [*tracker.schema.folders(), "schema", ""]
+    except PmError:
+        folders = ["schema", ""]
+    cutoff = time.time() - STRAY_TEMP_SECONDS
+    found: list[str] = []
+    for folder in dict.fromkeys(folders):
+        directory = root / folder if folder else root
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                continue
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime > cutoff:
+                    continue
+            except OSError:
+                continue
+            rel = f"{folder}/{entry.name}" if folder else entry.name
+            found.append(f"{rel} is a temp file left by an interrupted write")
+    return sorted(found)
 
 
 def _probe_runtime(runtime: Path) -> list[str]:

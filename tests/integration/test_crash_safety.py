@@ -211,6 +211,21 @@ def test_stray_temp_file_of_a_killed_writer_does_not_break_later_reads_or_writes
     assert listed_ids(cli) == [item_id]
     assert validate(cli)[0].code == 0
 
+    # A fresh temp file may be a live writer's; an old one is named by pm health.
+    assert cli("health", "--json").code == 0
+    [stray] = folder.glob(".*.tmp")
+    old = time.time() - 3600
+    os.utime(stray, (old, old))
+    unhealthy = cli("health", "--json")
+    assert unhealthy.code == 1, unhealthy
+    [check] = [c for c in unhealthy.json()["checks"] if c["name"] == "stray_temp_files"]
+    assert check["problems"] == [
+        f"{folder.name}/{stray.name} is a temp file left by an interrupted write"
+    ]
+    assert "delete them" in unhealthy.json()["remediation_map"]["stray_temp_files"]
+    stray.unlink()
+    assert cli("health", "--json").code == 0
+
 
 # ------------------------------------------------------------------ random kills
 
