@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from pm_core.tracker.faults import STEPS
+from tests.support.mcp_client import McpProcess
 from tests.support.pm_cli import PmCli, Result, pm_executable
 
 KILLED = -signal.SIGKILL
@@ -346,6 +347,17 @@ def test_lock_of_a_live_process_makes_update_exit_4_naming_it_and_is_taken_once_
         body = json.loads(as_json.err)
         assert body["details"]["lock"]["owner"] == "holder-bot"
         assert body["details"]["lock"]["pid"] == holder.pid
+        # The same through pm-mcp: an error result with code 4 naming the holder.
+        with McpProcess(cli.repo) as server:
+            server.initialize()
+            arguments = {"id": item_id, "options": {"priority": 0}}
+            reply = server.request("tools/call", {"name": "pm_update", "arguments": arguments})
+            result = reply["result"]
+            assert result["isError"] is True and result["structuredContent"]["code"] == 4
+            assert (
+                f"locked by holder-bot (pid {holder.pid})" in result["structuredContent"]["error"]
+            )
+            assert server.close() == 0
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.communicate(timeout=30)
