@@ -267,7 +267,8 @@ class _Hostile:
                 self.url,
                 json=call,
                 headers=modern_headers("tools/call", "pm_comments"),
-                timeout=httpx2.Timeout(0.002),
+                # Anywhere from before the body is read to mid-write.
+                timeout=httpx2.Timeout(self.rng.uniform(0.002, 1.5)),
             )
         return None
 
