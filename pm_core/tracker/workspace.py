@@ -225,6 +225,28 @@ def _definitions(raw: Any, key: str) -> list[Mapping[str, Any]]:
     return []
 
 
+def _safe_folder(folder: str, type_name: str) -> str:
+    """A type folder from ``schema/types.json``: one plain name inside the tracker.
+
+    The file is committed and may come from anyone: a folder such as
+    ``../../x`` would make pm write item files outside the tracker.
+    """
+    bad = (
+        not folder.strip()
+        or folder in (".", "..")
+        or folder.startswith(".")
+        or any(c in folder for c in "/\\\x00")
+        or folder != folder.strip()
+    )
+    if bad:
+        raise UsageError(
+            f"schema/types.json: type {type_name!r} has folder {folder!r}, which is not "
+            "a plain folder name inside the tracker",
+            hint="set its folder to one name such as 'bugs' (no '/', '\\' or leading '.')",
+        )
+    return folder
+
+
 def load_schema(root: Path) -> Schema:
     """Built-in types and statuses plus the custom ones in ``schema/``."""
     schema_dir = root / "schema"
@@ -237,7 +259,7 @@ def load_schema(root: Path) -> Schema:
         types.append(
             TypeDef(
                 name=name,
-                folder=str(d.get("folder") or type_folder(name)),
+                folder=_safe_folder(str(d.get("folder") or type_folder(name)), name),
                 aliases=tuple(str(a) for a in d.get("aliases", []) or []),
                 default_status=str(d.get("default_status") or "open"),
                 description=str(d.get("description") or ""),

@@ -8,6 +8,7 @@ is served only when it is a regular file inside the repository.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -191,3 +192,30 @@ def test_agent_guide_inside_the_repository_is_served(repo: Path) -> None:
     (repo / "docs" / "guide.md").write_text("Be kind to the tracker.")
     (repo / "AGENTS.md").symlink_to(repo / "docs" / "guide.md")
     assert guide_text(repo) == "Be kind to the tracker."
+
+
+@pytest.mark.parametrize(
+    "folder", ["../../../outside", "/tmp/abs", "a/b", "..", ".hidden", "x\x00"]
+)
+def test_a_committed_schema_cannot_point_a_type_folder_outside_the_tracker(
+    tmp_path: Path, repo: Path, tracker: Tracker, folder: str
+) -> None:
+    (tracker.root / "schema" / "types.json").write_text(
+        json.dumps({"types": [{"name": "Evil", "folder": folder}]}), encoding="utf-8"
+    )
+    before = files_under(tmp_path)
+    fresh = Tracker(tracker.root, env={})
+    with pytest.raises(UsageError, match=r"schema/types\.json: type 'Evil' has folder"):
+        fresh.create({"title": "x", "type": "Evil"})
+    assert files_under(tmp_path) == before
+    report = fresh.health()
+    assert report["ok"] is False and "schema" in report["remediation_map"]
+
+
+def test_a_plain_custom_folder_still_works(tracker: Tracker) -> None:
+    (tracker.root / "schema" / "types.json").write_text(
+        json.dumps({"types": [{"name": "Bug", "folder": "bugs"}]}), encoding="utf-8"
+    )
+    fresh = Tracker(tracker.root, env={})
+    item = fresh.create({"title": "x", "type": "Bug"})["id"]
+    assert (tracker.root / "bugs" / f"{item}.toon").is_file()
