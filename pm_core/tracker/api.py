@@ -181,6 +181,7 @@ class Tracker:
             current = self.store.read_path(path)
             if current.content_hash() != before.content_hash():
                 raise ConflictError(f"{after.id} changed while it was being updated; retry")
+        hist.refuse_symlink(self.store.history_dir, after.id)  # before any file changes
         if before is not None:
             gap = hist.drift_entry(
                 self.store.history_dir, after.id, before_doc, ts=now_iso(), author=self.author

@@ -111,11 +111,28 @@ def history_path(history_dir: Path, item_id: str) -> Path:
     return history_dir / f"{item_id}.jsonl"
 
 
+def refuse_symlink(history_dir: Path, item_id: str) -> None:
+    """CorruptItemError when ``history/<id>.jsonl`` is a symbolic link (writers check first)."""
+    if history_path(history_dir, item_id).is_symlink():
+        raise CorruptItemError(
+            f"history/{item_id}.jsonl is a symbolic link; pm does not write through it",
+            hint="replace it with the real history file (git checkout), or delete it and "
+            f"run `pm validate --fix` to start a new history for {item_id}",
+        )
+
+
 def append_entry(history_dir: Path, item_id: str, entry: HistoryEntry) -> None:
     """Append one entry with a single write, then fsync."""
     history_dir.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(entry.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    fd = os.open(history_path(history_dir, item_id), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    path = history_path(history_dir, item_id)
+    # O_NOFOLLOW: a committed symlink must not make pm append to a file outside the tracker.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError:
+        refuse_symlink(history_dir, item_id)
+        raise
     try:
         os.write(fd, line)
         os.fsync(fd)

@@ -18,7 +18,7 @@ from plugins.apps_ui.apps import APP_CONTRACTS, read_app_resource
 from plugins.workspace_resources.resources import guide_text
 from pm_core.contracts import ProtocolError
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import NoEffectError, NotFoundError, UsageError
+from pm_core.tracker.errors import CorruptItemError, NoEffectError, NotFoundError, UsageError
 from pm_core.tracker.store import MAX_ID_LENGTH
 
 HOSTILE_IDS = [
@@ -219,3 +219,19 @@ def test_a_plain_custom_folder_still_works(tracker: Tracker) -> None:
     fresh = Tracker(tracker.root, env={})
     item = fresh.create({"title": "x", "type": "Bug"})["id"]
     assert (tracker.root / "bugs" / f"{item}.toon").is_file()
+
+
+def test_a_history_file_that_is_a_symlink_is_never_written_through(
+    tracker: Tracker, outside: Path
+) -> None:
+    item = tracker.create({"title": "Victim"})["id"]
+    history = tracker.root / "history" / f"{item}.jsonl"
+    history.unlink()
+    history.symlink_to(outside)
+    item_file = tracker.store.find_path(item)
+    assert item_file is not None
+    before = item_file.read_bytes()
+    with pytest.raises(CorruptItemError, match="is a symbolic link; pm does not write through"):
+        tracker.update(item, {"priority": 0})
+    assert outside.read_text() == "not yours"
+    assert item_file.read_bytes() == before  # refused before the item changed
