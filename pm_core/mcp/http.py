@@ -33,7 +33,8 @@ import anyio
 import structlog
 from starlette.requests import ClientDisconnect
 
-from pm_core.mcp.server import PmMcp
+from pm_core.contracts import ConfigurationError
+from pm_core.mcp.server import PmMcp, byte_limit
 
 log = structlog.get_logger("pm.mcp.http")
 
@@ -87,7 +88,8 @@ def is_loopback(host: str) -> bool:
 
 
 def positive_setting(env: Mapping[str, str], name: str, default: int) -> int:
-    """A positive integer from ``env[name]`` (``default`` when unset or blank)."""
+    """A positive count from ``env[name]`` (``default`` when unset or blank);
+    byte sizes use :func:`~pm_core.mcp.server.byte_limit`."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -215,7 +217,7 @@ def build_app(
                 "http_hosts_loopback_only",
                 hint="set PM_MCP_ALLOWED_HOSTS to the host:port names clients use",
             )
-    body_cap = positive_setting(env, "PM_MCP_MAX_REQUEST_BYTES", DEFAULT_MAX_BODY)
+    body_cap = byte_limit(env, "PM_MCP_MAX_REQUEST_BYTES", DEFAULT_MAX_BODY)
     limit = positive_setting(env, "PM_MCP_MAX_CONCURRENT", DEFAULT_MAX_CONCURRENT)
     app.server.get_tool_input_schema = partial(tool_input_schema, app)
     asgi = app.server.streamable_http_app(
@@ -268,7 +270,7 @@ def serve_http(app: PmMcp, bind: str, *, allow_remote: bool, env: Mapping[str, s
     try:
         host, port = parse_bind(bind)
         guarded = build_app(app, host, port, allow_remote=allow_remote, env=env)
-    except HttpConfigError as exc:
+    except (HttpConfigError, ConfigurationError) as exc:
         print(f"pm-mcp: {exc}", file=sys.stderr)
         return 64
     try:
