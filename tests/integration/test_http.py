@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -247,8 +248,6 @@ def test_body_over_the_cap_is_413_and_under_it_is_served(
 
 
 def _run_main(cwd: Path, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    import os
-
     full = {k: v for k, v in os.environ.items() if k != "PM_MCP_TOKEN"}
     return subprocess.run(
         [sys.executable, "-m", "pm_core.mcp.main", *args],

@@ -113,16 +113,26 @@ async def test_guard_answers_503_with_retry_after_when_the_queue_wait_runs_out()
 
 
 async def test_guard_does_not_count_open_get_streams() -> None:
-    inner = SlowApp()
-    guard = Guard(inner, token=None, max_concurrent=1, queue_wait=0.05)
+    stream_open = anyio.Event()
+    stream_end = anyio.Event()
+    posts: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["method"] == "GET":  # a session's stream: open until the client leaves
+            stream_open.set()
+            await stream_end.wait()
+        else:
+            posts.append(scope["method"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    guard = Guard(app, token=None, max_concurrent=1, queue_wait=0.05)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(call, guard, "GET")  # a session's long-lived stream
-        await anyio.sleep(0.01)
-        post = SlowApp(delay=0.001)
-        guard.app = post  # the next request reaches a quick app through the same guard
+        tg.start_soon(call, guard, "GET")
+        await stream_open.wait()
         assert (await call(guard))[0] == 200
-        inner.release.set()
-    assert post.calls == 1
+        stream_end.set()
+    assert posts == ["POST"]
 
 
 @pytest.mark.parametrize(
