@@ -15,6 +15,7 @@ uses the full decoder, so a ``None`` costs time, never correctness.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -27,6 +28,10 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _HEX4 = re.compile(r"[0-9A-Fa-f]{4}\Z")
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t"}
+#: A backslash before anything but \\ " n r t (JSON would accept \/ \b \f \u and
+#: surrogates the decoder rejects), or a raw control character JSON rejects.
+_JSON_UNSAFE = re.compile(r'\\[^\\"nrt]|[\x00-\x1f]')
+_json_string = json.JSONDecoder(strict=True).decode
 
 
 class _Unsure(Exception):
@@ -61,6 +66,19 @@ def _primitive(token: str) -> Any:
         return ""
     first = token[0]
     if first == '"':
+        if "\\" not in token:
+            if token[-1] != '"' or len(token) < 2 or '"' in token[1:-1]:
+                raise _Unsure
+            return token[1:-1]
+        if not _JSON_UNSAFE.search(token):
+            # Only \\ \" \n \r \t escapes: JSON reads them the same way, in C.
+            try:
+                value = _json_string(token)
+            except ValueError:
+                raise _Unsure from None
+            if isinstance(value, str):
+                return value
+            raise _Unsure
         match = _QUOTED.match(token)
         if match is None or match.end() != len(token):
             raise _Unsure

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pm_core.tracker.indexrows import GROUPS
+from pm_core.tracker.indexrows import GROUPS, doc_tokens
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
@@ -297,7 +297,7 @@ def _documents(
 
     groups = ", ".join(f"d.g_{g}" for g in GROUPS)
     sql = (
-        f"SELECT e.id, e.title, e.type, e.status, {groups}, d.tokens "
+        f"SELECT e.id, e.title, e.type, e.status, {groups} "
         f"FROM entries e JOIN docs d ON d.rid = e.rid WHERE {where}"
     )
     args = list(params)
@@ -309,8 +309,8 @@ def _documents(
     count = len(GROUPS)
     for row in db.execute(sql, args):
         item_id = row[0]
-        fields = {g: text for g, text in zip(GROUPS, row[4 : 4 + count], strict=True) if text}
-        tokens = row[4 + count]
+        texts = row[4 : 4 + count]
+        fields = {g: text for g, text in zip(GROUPS, texts, strict=True) if text}
         short = item_id[len(prefix) :] if prefix and item_id.startswith(prefix) else ""
         docs.append(
             SearchDoc(
@@ -319,7 +319,7 @@ def _documents(
                 row[2],
                 row[3],
                 fields,
-                tuple(tokens.split(" ")) if with_tokens and tokens else (),
+                doc_tokens(texts) if with_tokens else (),
                 short,
             )
         )

@@ -69,7 +69,7 @@ ITEM_COLUMNS: tuple[str, ...] = (
     "knowledge",
     "agenda",
 )
-DOC_COLUMNS: tuple[str, ...] = (*(f"g_{g}" for g in GROUPS), "tokens", "ntokens", "title_tokens")
+DOC_COLUMNS: tuple[str, ...] = (*(f"g_{g}" for g in GROUPS), "ntokens", "title_tokens")
 
 
 def pack_item(item: Item) -> bytes | None:
@@ -179,10 +179,21 @@ def item_edges(item: Item) -> list[tuple[int, int, str, str, str]]:
 
 
 def doc_values(item: Item, searchable: Sequence[str]) -> tuple[Any, ...]:
-    """Values for :data:`DOC_COLUMNS`: lowered field groups, tokens, title tokens."""
+    """Values for :data:`DOC_COLUMNS`, then the document's tokens (for the FTS index).
+
+    The tokens are not stored: :func:`doc_tokens` recomputes them from the
+    stored groups exactly as :func:`search.document_for` computes them.
+    """
     from pm_core.tracker.search import document_for, tokenize
 
     doc = document_for(item, "", searchable)
     groups = tuple(doc.fields.get(g) for g in GROUPS)
     title_tokens = " " + " ".join(sorted(set(tokenize(doc.title)))) + " "
-    return (*groups, " ".join(doc.tokens), len(doc.tokens), title_tokens)
+    return (*groups, len(doc.tokens), title_tokens, " ".join(doc.tokens))
+
+
+def doc_tokens(groups: Sequence[str | None]) -> tuple[str, ...]:
+    """A document's tokens from its stored field groups (in :data:`GROUPS` order)."""
+    from pm_core.tracker.search import tokenize
+
+    return tuple(tokenize(" ".join(text for text in groups if text)))

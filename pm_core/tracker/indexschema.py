@@ -59,7 +59,7 @@ CREATE INDEX entries_id ON entries(id, live, status);
 CREATE INDEX entries_live ON entries(live, status, type, id);
 -- The packed item, apart: scans of entries stay small and fast.
 CREATE TABLE records(rid INTEGER PRIMARY KEY, record BLOB);
-CREATE TABLE docs(rid INTEGER PRIMARY KEY, {_GROUP_COLUMNS}, tokens TEXT NOT NULL,
+CREATE TABLE docs(rid INTEGER PRIMARY KEY, {_GROUP_COLUMNS},
     ntokens INTEGER NOT NULL, title_tokens TEXT NOT NULL);
 CREATE TABLE edges(
     owner INTEGER NOT NULL,
@@ -75,7 +75,9 @@ CREATE INDEX edges_target ON edges(target, kind);
 CREATE TABLE parents(source TEXT PRIMARY KEY, target TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX parents_target ON parents(target);
 CREATE TABLE hier_cycle(node TEXT PRIMARY KEY) WITHOUT ROWID;
-CREATE VIRTUAL TABLE fts USING fts5(tokens, content='docs', content_rowid='rid', detail='none');
+-- Contentless: a document's tokens are recomputed from its field groups when it
+-- must be deleted, so the text is stored once (in docs).
+CREATE VIRTUAL TABLE fts USING fts5(tokens, content='', detail='none');
 CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, row);
 """
 
@@ -83,4 +85,12 @@ CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, row);
 #: when someone changed the DDL (or the stored columns) and forgot the number.
 VERSION_TAG = (
     f"{SCHEMA_VERSION}:" + hashlib.sha256((DDL + ",".join(ITEM_COLUMNS)).encode()).hexdigest()[:12]
+)
+
+#: ``(name, CREATE INDEX statement)`` of every secondary index, so a bulk build can
+#: drop them and build each once after its rows are in.
+SECONDARY_INDEXES: tuple[tuple[str, str], ...] = tuple(
+    (statement.split()[2], statement.strip())
+    for statement in DDL.split(";")
+    if statement.strip().startswith("CREATE INDEX")
 )

@@ -29,13 +29,16 @@ from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.indexrows import (
     DOC_COLUMNS,
+    GROUPS,
     ITEM_COLUMNS,
+    doc_tokens,
     doc_values,
     item_edges,
     item_values,
     pack_item,
     unpack_item,
 )
+from pm_core.tracker.indexschema import SECONDARY_INDEXES
 from pm_core.tracker.model import Item
 
 if TYPE_CHECKING:
@@ -47,6 +50,7 @@ _BATCH = 400
 
 _ENTRY_COLUMNS = (
     "rid",
+    "live",
     "path",
     "folder",
     "name",
@@ -65,6 +69,7 @@ _INSERT_ENTRY = (
 )
 _INSERT_DOC = f"INSERT INTO docs(rid, {', '.join(DOC_COLUMNS)}) VALUES ({', '.join('?' * (1 + len(DOC_COLUMNS)))})"
 _NO_ITEM = (None,) * len(ITEM_COLUMNS)
+_GROUP_LIST = ", ".join(f"g_{g}" for g in GROUPS)
 
 #: A parsed file: (rel, digest, error, hint, item values, edges, doc values, packed item).
 Parsed = tuple[str, bytes | None, str | None, str | None, Any, Any, Any, bytes | None]
@@ -160,7 +165,17 @@ class Writer:
         if row is None:
             self.bulk = True
         self._remove(sorted(set(removes)))
-        self._parse_and_store(parses)
+        # Filling an empty index: build the secondary indexes once, after the rows.
+        empty = self.bulk and db.execute("SELECT 1 FROM entries LIMIT 1").fetchone() is None
+        if empty:
+            for name, _ in SECONDARY_INDEXES:
+                db.execute(f"DROP INDEX IF EXISTS {name}")
+        try:
+            self._parse_and_store(parses)
+        finally:
+            if empty:
+                for _, create in SECONDARY_INDEXES:
+                    db.execute(create)
         if self.bulk:
             self._derive_all()
         else:
@@ -237,14 +252,12 @@ class Writer:
             for rid, item_id, live, _ in rows:
                 if item_id is not None:
                     self.touched_ids.add(item_id)
-                if live and not self.bulk:
+                if live:
                     self._unlive(rid)
             db.execute(f"DELETE FROM edges WHERE owner IN ({marks})", chunk)
             db.execute(f"DELETE FROM records WHERE rid IN ({marks})", chunk)
             db.execute(f"DELETE FROM entries WHERE rid IN ({marks})", chunk)
             db.executemany("DELETE FROM racy WHERE path = ?", [(r[3],) for r in rows])
-            if self.bulk:
-                db.execute(f"DELETE FROM docs WHERE rid IN ({marks})", chunk)
 
     def _parse_and_store(self, parses: dict[str, tuple[int, int, int]]) -> None:
         if not parses:
@@ -290,6 +303,7 @@ class Writer:
         entries: list[tuple[Any, ...]] = []
         edges: list[tuple[Any, ...]] = []
         docs: list[tuple[Any, ...]] = []
+        fts: list[tuple[int, str]] = []
         racy: list[tuple[str]] = []
         records: list[tuple[int, bytes | None]] = []
         recent = self.now_ns - self.index_racy_ns()
@@ -303,16 +317,20 @@ class Writer:
             self.parsed += 1
             if error is not None:
                 self.corrupt += 1
+            # A bulk load marks readable rows live at once (duplicates are fixed after);
+            # one by one, a row goes live when its id's winner is picked.
+            live = int(self.bulk and error is None)
             entries.append(
-                (rid, rel, folder, name, self.frank[folder], *stat, digest, error, hint)
+                (rid, live, rel, folder, name, self.frank[folder], *stat, digest, error, hint)
                 + (values or _NO_ITEM)
             )
             if values is not None:
                 self.touched_ids.add(values[0])
                 records.append((rid, record))
                 edges.extend((rid, *edge) for edge in item_edges_)
-                if self.bulk:
-                    docs.append((rid, *doc))
+                if live:
+                    docs.append((rid, *doc[:-1]))
+                    fts.append((rid, doc[-1]))
                 else:
                     self.pending_docs[rid] = doc
             if stat[1] >= recent:
@@ -324,6 +342,7 @@ class Writer:
             "INSERT INTO edges(owner, phase, seq, source, target, kind) VALUES (?,?,?,?,?,?)", edges
         )
         db.executemany(_INSERT_DOC, docs)
+        db.executemany("INSERT INTO fts(rowid, tokens) VALUES (?, ?)", fts)
         db.executemany("INSERT OR IGNORE INTO racy(path) VALUES (?)", racy)
 
     def record_one(self, rel: str, item: Item | None) -> None:
@@ -363,12 +382,24 @@ class Writer:
 
     def _unlive(self, rid: int) -> None:
         """Take a live row out of the search index and queue its parent sources."""
-        db = self.db
-        row = db.execute("SELECT tokens FROM docs WHERE rid = ?", (rid,)).fetchone()
-        if row is not None:
-            db.execute("INSERT INTO fts(fts, rowid, tokens) VALUES ('delete', ?, ?)", (rid, row[0]))
-            db.execute("DELETE FROM docs WHERE rid = ?", (rid,))
+        self._drop_doc(rid)
         self._queue_sources(rid)
+
+    def _drop_doc(self, rid: int) -> None:
+        # The FTS table keeps no text: deleting a row needs the tokens it was
+        # given, recomputed from the stored groups by the same rule.
+        db = self.db
+        row = db.execute(f"SELECT {_GROUP_LIST} FROM docs WHERE rid = ?", (rid,)).fetchone()
+        if row is not None:
+            tokens = " ".join(doc_tokens(row))
+            db.execute("INSERT INTO fts(fts, rowid, tokens) VALUES ('delete', ?, ?)", (rid, tokens))
+            db.execute("DELETE FROM docs WHERE rid = ?", (rid,))
+
+    def _add_doc(self, rid: int) -> None:
+        doc = self._doc_for(rid)
+        if doc is not None:
+            self.db.execute(_INSERT_DOC, (rid, *doc[:-1]))
+            self.db.execute("INSERT INTO fts(rowid, tokens) VALUES (?, ?)", (rid, doc[-1]))
 
     def _queue_sources(self, rid: int) -> None:
         self.sources.update(
@@ -402,13 +433,7 @@ class Writer:
                     continue
                 db.execute("UPDATE entries SET live = ? WHERE rid = ?", (int(should), rid))
                 if should:
-                    doc = self._doc_for(rid)
-                    if doc is not None:
-                        db.execute(_INSERT_DOC, (rid, *doc))
-                        db.execute(
-                            "INSERT INTO fts(rowid, tokens) VALUES (?, ?)",
-                            (rid, doc[len(DOC_COLUMNS) - 3]),
-                        )
+                    self._add_doc(rid)
                     self._queue_sources(rid)
                 else:
                     self._unlive(rid)
@@ -439,43 +464,55 @@ class Writer:
         return None if row is None else str(row[0])
 
     def _mark_cycles(self, nodes: set[str], parent_of: Any) -> None:
-        """Record which of ``nodes`` sit on a parent cycle (and forget the others)."""
-        on_cycle: list[str] = []
+        """Record which of ``nodes`` sit on a parent cycle (and forget the others).
+
+        Each id has at most one parent, so following parents from a node either
+        ends or enters a cycle; a walk stops at the first node an earlier walk
+        already settled, which keeps the whole pass linear.
+        """
+        on_cycle: set[str] = set()
+        settled: set[str] = set()
         for node in nodes:
-            seen = {node}
-            current = parent_of(node)
-            while current is not None and current not in seen:
-                seen.add(current)
+            path: list[str] = []
+            index: dict[str, int] = {}
+            current: str | None = node
+            while current is not None and current not in settled and current not in index:
+                index[current] = len(path)
+                path.append(current)
                 current = parent_of(current)
-            if current == node:
-                on_cycle.append(node)
+            if current is not None and current in index:
+                on_cycle.update(path[index[current] :])
+            settled.update(path)
         self.db.executemany("DELETE FROM hier_cycle WHERE node = ?", [(n,) for n in nodes])
         self.db.executemany(
-            "INSERT OR IGNORE INTO hier_cycle(node) VALUES (?)", [(n,) for n in on_cycle]
+            "INSERT OR IGNORE INTO hier_cycle(node) VALUES (?)", [(n,) for n in sorted(on_cycle)]
         )
 
     def _derive_all(self) -> None:
         """Bulk re-derivation: live flags, docs, FTS, parents and cycles."""
         db = self.db
-        db.execute(
-            "UPDATE entries SET live = (rid IN (SELECT rid FROM (SELECT rid, ROW_NUMBER() "
-            "OVER (PARTITION BY id ORDER BY frank, name) AS n FROM entries "
-            "WHERE error IS NULL) WHERE n = 1))"
-        )
-        db.execute("DELETE FROM docs WHERE rid NOT IN (SELECT rid FROM entries WHERE live = 1)")
-        missing = [
+        # Rows went in live when readable; only ids with several files (or a
+        # row set that is not exactly one live file) need their winner picked.
+        doubtful = [
             r[0]
             for r in db.execute(
-                "SELECT rid FROM entries WHERE live = 1 AND rid NOT IN (SELECT rid FROM docs)"
+                "SELECT id FROM entries WHERE error IS NULL GROUP BY id "
+                "HAVING COUNT(*) > 1 OR SUM(live) != 1"
             )
         ]
-        rows = []
-        for rid in missing:
-            doc = self._doc_for(rid)
-            if doc is not None:
-                rows.append((rid, *doc))
-        db.executemany(_INSERT_DOC, rows)
-        db.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
+        for item_id in doubtful:
+            rows = db.execute(
+                "SELECT rid, live FROM entries WHERE id = ? AND error IS NULL ORDER BY frank, name",
+                (item_id,),
+            ).fetchall()
+            for n, (rid, live) in enumerate(rows):
+                should = n == 0
+                if should != bool(live):
+                    db.execute("UPDATE entries SET live = ? WHERE rid = ?", (int(should), rid))
+                if not should:
+                    self._drop_doc(rid)
+                elif db.execute("SELECT 1 FROM docs WHERE rid = ?", (rid,)).fetchone() is None:
+                    self._add_doc(rid)
         db.execute("DELETE FROM parents")
         db.execute(
             "INSERT INTO parents(source, target) SELECT source, target FROM ("
