@@ -257,7 +257,7 @@ class ResourceProvider:
 
     ``gate(request)`` says whether this request may see the provider at all:
     a gated-off provider is absent from ``resources/list`` and its reads fail
-    closed (the provider's ``denied(request)`` error, or -32002 not found).
+    closed (the provider's ``denied(request)`` error, or -32602 not found, per SEP-2164).
     """
 
     prefix: str

@@ -21,7 +21,8 @@ PREFIX = "pm://workspace/"
 JSON = "application/json"
 MARKDOWN = "text/markdown"
 #: MCP's "resource not found" error code.
-RESOURCE_NOT_FOUND = -32002
+#: Resource not found: -32602 since SEP-2164 (-32002 is retired and never reused).
+RESOURCE_NOT_FOUND = -32602
 #: JSON-RPC internal error: the tracker could not answer (no tracker, corrupt file).
 INTERNAL_ERROR = -32603
 #: The agent guide is cut here so one read cannot flood a client's context.

@@ -45,7 +45,8 @@ MODERN_VERSIONS = ("2026-07-28",)
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18")
 #: Tool-level usage errors (unselected tool, bad discovery input) carry this code.
 USAGE_CODE = 64
-RESOURCE_NOT_FOUND = -32002
+#: Resource not found: -32602 since SEP-2164 (-32002 is retired and never reused).
+RESOURCE_NOT_FOUND = -32602
 #: Tool results bigger than this on the wire become an error asking to narrow the call.
 DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 POINTER_TEXT = (

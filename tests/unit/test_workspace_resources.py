@@ -108,7 +108,7 @@ def test_unknown_workspace_resource_is_not_found(
 ) -> None:
     with pytest.raises(ProtocolError) as caught:
         provider.read(serve(tracker), PREFIX + "weather")
-    assert caught.value.code == -32002
+    assert caught.value.code == -32602
     assert "weather" in caught.value.message
 
 
