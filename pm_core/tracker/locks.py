@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,11 +97,65 @@ def item_lock(
         }
     ).encode("utf-8")
     deadline = time.monotonic() + wait_ms / 1000
-    delay = 0.025
-    while True:
+    # Threads of one process (pm-mcp over HTTP) queue on an in-process lock first:
+    # polling the file with backoff alone lets one waiter lose every race.
+    local = _local_lock(path)
+    if not local.acquire(timeout=max(0.0, wait_ms / 1000)):
+        raise ConflictError(
+            f"{item_id} is locked by another request in this process",
+            hint="retry; the lock is held only for the duration of one write",
+        )
+    try:
+        _acquire_file(path, item_id, payload, deadline, ttl_seconds)
+    except BaseException:
+        local.release()
+        raise
+    try:
+        yield path
+    finally:
         try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
+            with contextlib.suppress(FileNotFoundError):
+                current = _read_lock(path)
+                if current is not None and current.get("pid") == os.getpid():
+                    path.unlink()
+        finally:
+            local.release()
+
+
+_LOCAL_LOCKS: dict[str, threading.Lock] = {}
+_LOCAL_GUARD = threading.Lock()
+
+
+def _local_lock(path: Path) -> threading.Lock:
+    """The in-process lock for one lock file (created on first use)."""
+    key = str(path)
+    with _LOCAL_GUARD:
+        lock = _LOCAL_LOCKS.get(key)
+        if lock is None:
+            lock = _LOCAL_LOCKS[key] = threading.Lock()
+        return lock
+
+
+def _acquire_file(
+    path: Path, item_id: str, payload: bytes, deadline: float, ttl_seconds: int
+) -> None:
+    """Create the lock file with its whole content at once, waiting with backoff."""
+    # Write the record to a private file, then hard-link it into place: the link
+    # either fails (held) or publishes a complete record, so no reader ever sees
+    # an empty or half-written lock, even if this process is killed mid-way.
+    import tempfile  # writers only
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        delay = 0.025
+        while True:
+            try:
+                os.link(tmp, path)
+                return
+            except FileExistsError:
+                pass
             info = _read_lock(path)
             if info is None:
                 continue  # released between our attempt and the read
@@ -119,19 +174,9 @@ def item_lock(
                 ) from None
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
-            continue
-        try:
-            os.write(fd, payload)
-        finally:
-            os.close(fd)
-        break
-    try:
-        yield path
     finally:
         with contextlib.suppress(FileNotFoundError):
-            current = _read_lock(path)
-            if current is not None and current.get("pid") == os.getpid():
-                path.unlink()
+            os.unlink(tmp)
 
 
 def _take_over(path: Path, seen: dict[str, Any]) -> None:
