@@ -90,16 +90,10 @@ def is_loopback(host: str) -> bool:
 def positive_setting(env: Mapping[str, str], name: str, default: int) -> int:
     """A positive count from ``env[name]`` (``default`` when unset or blank);
     byte sizes use :func:`~pm_core.mcp.server.byte_limit`."""
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
     try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise HttpConfigError(f"{name} must be a positive whole number, got {raw!r}")
-    return value
+        return byte_limit(env, name, default, unit="whole number")
+    except ConfigurationError as exc:
+        raise HttpConfigError(str(exc)) from None
 
 
 def _listed(env: Mapping[str, str], name: str) -> list[str]:

@@ -459,8 +459,10 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def byte_limit(env: Mapping[str, str], name: str, default: int) -> int:
-    """A positive byte count from ``env[name]`` (``default`` when unset)."""
+def byte_limit(
+    env: Mapping[str, str], name: str, default: int, *, unit: str = "number of bytes"
+) -> int:
+    """A positive count from ``env[name]`` (``default`` when unset or blank)."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -469,7 +471,7 @@ def byte_limit(env: Mapping[str, str], name: str, default: int) -> int:
     except ValueError:
         value = 0
     if value <= 0:
-        raise ConfigurationError(f"{name} must be a positive number of bytes, got {raw!r}")
+        raise ConfigurationError(f"{name} must be a positive {unit}, got {raw!r}")
     return value
 
 
