@@ -24,7 +24,6 @@ even need to parse the file it just wrote.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import marshal
 import os
@@ -41,6 +40,7 @@ from pm_core.tracker.errors import CorruptItemError, PmError
 from pm_core.tracker.indexrows import (
     DOC_COLUMNS,
     ITEM_COLUMNS,
+    digest16,
     doc_values,
     item_edges,
     item_values,
@@ -105,7 +105,7 @@ _FD_SCAN = os.scandir in os.supports_fd and os.stat in os.supports_dir_fd
 
 def _digest(listing: Listing) -> bytes:
     # marshal version 2 has no back-references, so equal listings give equal bytes.
-    return hashlib.blake2b(marshal.dumps(listing, 2), digest_size=16).digest()
+    return digest16(marshal.dumps(listing, 2))
 
 
 def parse_file(
@@ -117,7 +117,7 @@ def parse_file(
     from pm_core.tracker.store import decode_item
 
     data = (root / rel).read_bytes()
-    digest = hashlib.blake2b(data, digest_size=16).digest()
+    digest = digest16(data)
     source = rel
     try:
         record = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import marshal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -21,6 +21,21 @@ import attrs
 
 from pm_core.tracker.clock import parse_iso
 from pm_core.tracker.model import Item
+
+try:
+    # The builtin BLAKE2 module: ``hashlib`` would also load OpenSSL (several
+    # milliseconds at start-up, on every warm read).
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - other Python implementations
+    from hashlib import blake2b as _blake2b
+
+_blake: Callable[..., Any] = _blake2b
+
+
+def digest16(data: bytes) -> bytes:
+    """A 16-byte BLAKE2b digest (file contents, folder listings)."""
+    return bytes(_blake(data, digest_size=16).digest())
+
 
 #: Item attributes in constructor order (``Item(*values)`` rebuilds the item).
 ITEM_FIELDS: tuple[str, ...] = tuple(a.name for a in attrs.fields(Item))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 
 from pm_core.tracker.indexrows import GROUPS, ITEM_COLUMNS
 
@@ -57,6 +57,7 @@ CREATE TABLE entries(
 CREATE INDEX entries_folder ON entries(folder, name, size, mtime_ns, ino);
 CREATE INDEX entries_id ON entries(id, live, status);
 CREATE INDEX entries_live ON entries(live, status, type, id);
+CREATE INDEX entries_corrupt ON entries(frank, name) WHERE error IS NOT NULL;
 -- The packed item, apart: scans of entries stay small and fast.
 CREATE TABLE records(rid INTEGER PRIMARY KEY, record BLOB);
 CREATE TABLE docs(rid INTEGER PRIMARY KEY, {_GROUP_COLUMNS},
@@ -83,9 +84,7 @@ CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, row);
 
 #: Stored in ``meta``: a database written by any other layout is rebuilt, even
 #: when someone changed the DDL (or the stored columns) and forgot the number.
-VERSION_TAG = (
-    f"{SCHEMA_VERSION}:" + hashlib.sha256((DDL + ",".join(ITEM_COLUMNS)).encode()).hexdigest()[:12]
-)
+VERSION_TAG = f"{SCHEMA_VERSION}:{zlib.crc32((DDL + ','.join(ITEM_COLUMNS)).encode()):08x}"
 
 #: ``(name, CREATE INDEX statement)`` of every secondary index, so a bulk build can
 #: drop them and build each once after its rows are in.

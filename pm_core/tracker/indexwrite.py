@@ -18,7 +18,6 @@ re-derived in bulk.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import sys
 import threading
@@ -31,6 +30,7 @@ from pm_core.tracker.indexrows import (
     DOC_COLUMNS,
     GROUPS,
     ITEM_COLUMNS,
+    digest16,
     doc_tokens,
     doc_values,
     item_edges,
@@ -196,8 +196,6 @@ class Writer:
         """Re-read files indexed too soon after their last change; parse those that differ."""
         if not racy:
             return
-        import hashlib
-
         current = {
             f"{folder}/{name}": (size, mtime, ino)
             for folder, listing in sweep.items()
@@ -212,7 +210,7 @@ class Writer:
                 data = (self.root / rel).read_bytes()
             except OSError:
                 continue
-            if row is None or hashlib.blake2b(data, digest_size=16).digest() != row[0]:
+            if row is None or digest16(data) != row[0]:
                 parses[rel] = stat
             elif stat[1] < self.now_ns - self.index_racy_ns():
                 self.db.execute("DELETE FROM racy WHERE path = ?", (rel,))
@@ -290,6 +288,8 @@ class Writer:
             return
         # fork is fast and safe in a single-threaded process; otherwise spawn.
         method = "fork" if threading.active_count() == 1 and hasattr(os, "fork") else "spawn"
+        import multiprocessing
+
         context = multiprocessing.get_context(method)
         jobs = [(str(self.root), batch, self.searchable) for batch in batches]
         with context.Pool(workers) as pool:
@@ -347,8 +347,6 @@ class Writer:
 
     def record_one(self, rel: str, item: Item | None) -> None:
         """Replace one file's row with what the SDK just wrote (``None``: removed)."""
-        import hashlib
-
         rids = self._rids_of([rel])
         self._remove(rids)
         # The folder's stored listing digest no longer describes the rows: the
@@ -362,7 +360,7 @@ class Writer:
             except OSError:
                 st = None
             if st is not None:
-                digest = hashlib.blake2b(data, digest_size=16).digest()
+                digest = digest16(data)
                 parsed: Parsed = (
                     rel,
                     digest,

@@ -135,6 +135,20 @@ def test_focus_and_claims_shape_next_the_same_way(root: Path) -> None:
     result = same(root, lambda t: next_items(t, now=NOW, limit=20))
     assert any("claimed by you" in " ".join(r["reasons"]) for r in result["ready"])
     same(root, lambda t: context(t, now=NOW))
+    # An expired lease holds nothing: both paths let the item go back to the pool.
+    other = listed_ids(tracker, type="Task", status="open")[1]
+    tracker.claim(other)
+    path = next(root.glob(f"*/{other}.toon"))
+    text = path.read_text(encoding="utf-8")
+    assert "claim_expires_at: " in text
+    lines = [
+        'claim_expires_at: "2020-01-01T00:00:00.000Z"'
+        if ln.startswith("claim_expires_at: ")
+        else ln
+        for ln in text.splitlines()
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    same(root, lambda t: next_items(t, now=NOW, limit=40))
 
 
 def test_index_scan_gives_the_items_a_file_scan_gives(root: Path) -> None:
