@@ -372,15 +372,18 @@ def table(results: dict[str, Any]) -> str:
             f"\n{n:,} items, index verify={size['verify']} (median / p95 ms, peak RSS MiB)"
         )
         lines.append(
-            f"  {'command':10s} {'ours':>16s} {'rss':>7s} {'TypeScript':>11s} {'target':>7s}"
+            f"  {'command':13s} {'wall':>13s} {'cpu':>13s} {'rss':>6s} {'TypeScript':>10s}"
+            f" {'target':>7s}"
         )
         for name, figures in size["commands"].items():
-            ours = f"{figures['median_ms']:.0f} / {figures['p95_ms']:.0f}"
+            wall = f"{figures['median_ms']:.0f} / {figures['p95_ms']:.0f}"
+            cpu = f"{figures['cpu_median_ms']:.0f} / {figures['cpu_p95_ms']:.0f}"
             base = "search" if name == "search_broad" else name
             ts_text = f"{ts[base]:.0f}" if base in ts else "-"
             target_text = f"<{target[base]:.0f}" if base in target else "-"
             lines.append(
-                f"  {name:10s} {ours:>16s} {figures['peak_rss_mib']:>7.1f} {ts_text:>11s} {target_text:>7s}"
+                f"  {name:13s} {wall:>13s} {cpu:>13s} {figures['peak_rss_mib']:>6.1f}"
+                f" {ts_text:>10s} {target_text:>7s}"
             )
         first = size["first_read_no_index"]
         ts_first = TYPESCRIPT_FIRST_READ_S.get(n)
