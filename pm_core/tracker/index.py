@@ -46,7 +46,7 @@ from pm_core.tracker.indexrows import (
     item_values,
     unpack_item,
 )
-from pm_core.tracker.indexschema import DDL, VERSION_TAG
+from pm_core.tracker.indexschema import STATEMENTS, VERSION_TAG
 from pm_core.tracker.model import Item
 from pm_core.tracker.store import ITEM_SUFFIX
 
@@ -189,9 +189,8 @@ class ReadIndex:
                 if self._meta(db) is not None:  # another process created it meanwhile
                     db.execute("ROLLBACK")
                     return self._schema_ok(db)
-                for statement in DDL.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+                for statement in STATEMENTS:
+                    db.execute(statement)
                 db.executemany(
                     "INSERT INTO meta(key, value) VALUES (?, ?)",
                     [("version", VERSION_TAG), ("config", self.config.fingerprint())],

@@ -259,8 +259,7 @@ def _candidates(db: Any, parsed: Query, prefix: str) -> set[int] | None:
         if len(token) < _MIN_TOKEN:
             return None
         found = [
-            r[0]
-            for r in db.execute("SELECT term FROM fts_vocab WHERE instr(term, ?) > 0", (token,))
+            r[0] for r in db.execute("SELECT term FROM vocab WHERE instr(term, ?) > 0", (token,))
         ]
         if len(found) > _MAX_TERMS:
             return None
@@ -336,10 +335,8 @@ def _corpus_stats(db: Any, parsed: Query) -> Any:
     """BM25 statistics of every live document (the reference counts them all)."""
     from pm_core.tracker.search import CorpusStats
 
-    count, total = db.execute(
-        "SELECT COUNT(*), COALESCE(SUM(d.ntokens), 0) FROM entries e JOIN docs d ON d.rid = e.rid "
-        "WHERE e.live = 1"
-    ).fetchone()
+    # docs holds exactly the live items (and an index covers ntokens).
+    count, total = db.execute("SELECT COUNT(*), COALESCE(SUM(ntokens), 0) FROM docs").fetchone()
     frequency: dict[str, int] = {}
     for token in set(parsed.tokens):
         row = db.execute("SELECT doc FROM fts_vocab WHERE term = ?", (token,)).fetchone()

@@ -80,16 +80,34 @@ CREATE TABLE hier_cycle(node TEXT PRIMARY KEY) WITHOUT ROWID;
 -- must be deleted, so the text is stored once (in docs).
 CREATE VIRTUAL TABLE fts USING fts5(tokens, content='', detail='none');
 CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, row);
+-- Every term the FTS index may hold (a superset: terms are added with documents and
+-- trimmed on bulk rebuilds). Scanning fts_vocab decodes postings, this is a plain list.
+CREATE TABLE vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
+-- Covers the document count and token total BM25 needs.
+CREATE INDEX docs_ntokens ON docs(ntokens);
 """
 
 #: Stored in ``meta``: a database written by any other layout is rebuilt, even
 #: when someone changed the DDL (or the stored columns) and forgot the number.
 VERSION_TAG = f"{SCHEMA_VERSION}:{zlib.crc32((DDL + ','.join(ITEM_COLUMNS)).encode()):08x}"
 
+
 #: ``(name, CREATE INDEX statement)`` of every secondary index, so a bulk build can
 #: drop them and build each once after its rows are in.
+def _statements(ddl: str) -> list[str]:
+    """The DDL's statements without their comment lines (comments hold no ``;``)."""
+    out = []
+    for chunk in ddl.split(";"):
+        lines = [ln for ln in chunk.splitlines() if not ln.strip().startswith("--")]
+        text = "\n".join(lines).strip()
+        if text:
+            out.append(text)
+    return out
+
+
+STATEMENTS: tuple[str, ...] = tuple(_statements(DDL))
 SECONDARY_INDEXES: tuple[tuple[str, str], ...] = tuple(
-    (statement.split()[2], statement.strip())
-    for statement in DDL.split(";")
-    if statement.strip().startswith("CREATE INDEX")
+    (statement.split()[2], statement)
+    for statement in STATEMENTS
+    if statement.startswith("CREATE INDEX")
 )

@@ -398,6 +398,10 @@ class Writer:
         if doc is not None:
             self.db.execute(_INSERT_DOC, (rid, *doc[:-1]))
             self.db.execute("INSERT INTO fts(rowid, tokens) VALUES (?, ?)", (rid, doc[-1]))
+            self.db.executemany(
+                "INSERT OR IGNORE INTO vocab(term) VALUES (?)",
+                [(t,) for t in set(doc[-1].split())],
+            )
 
     def _queue_sources(self, rid: int) -> None:
         self.sources.update(
@@ -511,6 +515,8 @@ class Writer:
                     self._drop_doc(rid)
                 elif db.execute("SELECT 1 FROM docs WHERE rid = ?", (rid,)).fetchone() is None:
                     self._add_doc(rid)
+        db.execute("DELETE FROM vocab")
+        db.execute("INSERT INTO vocab(term) SELECT term FROM fts_vocab")
         db.execute("DELETE FROM parents")
         db.execute(
             "INSERT INTO parents(source, target) SELECT source, target FROM ("
