@@ -58,6 +58,11 @@ CREATE INDEX entries_folder ON entries(folder, name, size, mtime_ns, ino);
 CREATE INDEX entries_id ON entries(id, live, status);
 CREATE INDEX entries_live ON entries(live, status, type, id);
 CREATE INDEX entries_corrupt ON entries(frank, name) WHERE error IS NOT NULL;
+-- Covers every column the next/context candidate pool reads, so the pool is one
+-- scan of this index instead of a table lookup per candidate.
+CREATE INDEX entries_pool ON entries(live, status, id, type, priority, ord, deadline,
+    deadline_epoch, updated_epoch, activity, knowledge, claim_principal, assignee,
+    claim_expires_at, risk_value, author, reviewer);
 -- The packed item, apart: scans of entries stay small and fast.
 CREATE TABLE records(rid INTEGER PRIMARY KEY, record BLOB);
 CREATE TABLE docs(rid INTEGER PRIMARY KEY, {_GROUP_COLUMNS},
