@@ -351,13 +351,22 @@ class ReadIndex:
             rebuilt,
             time.perf_counter() - started,
         )
+        if writer.showed_progress:
+            sys.stderr.write(f"\rindexed {writer.parsed:,} items in {stats.seconds:.1f} s\n")
+            sys.stderr.flush()
         self.last_refresh = stats
         return stats
 
-    def show_progress(self) -> bool:
-        """Whether to draw a progress line (a terminal on stderr, unless told)."""
+    def show_progress(self, files: int) -> bool:
+        """Whether to draw a progress line for parsing ``files`` files.
+
+        ``progress`` given to the constructor decides; by default, a line is
+        drawn for a large batch when stderr is a terminal.
+        """
         if self._progress is not None:
             return self._progress
+        if files < PROGRESS_MIN:
+            return False
         try:
             return sys.stderr.isatty()
         except (AttributeError, ValueError):

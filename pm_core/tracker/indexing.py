@@ -38,7 +38,8 @@ def enabled(tracker: Tracker) -> bool:
     return not (isinstance(settings, dict) and settings.get("enabled") is False)
 
 
-def _config(tracker: Tracker) -> Any:
+def config(tracker: Tracker) -> Any:
+    """The index configuration of ``tracker``: folders, searchable fields, verify mode."""
     from pm_core.tracker.index import Config
 
     schema = tracker.schema
@@ -70,12 +71,12 @@ def handle(tracker: Tracker) -> ReadIndex | None:
         return None
     from pm_core.tracker.index import ReadIndex
 
-    config = _config(tracker)
+    wanted = config(tracker)
     index = _HANDLES.get(tracker)
-    if index is None or index.config != config or index.root != tracker.root:
+    if index is None or index.config != wanted or index.root != tracker.root:
         if index is not None:
             index.close()
-        index = ReadIndex(tracker.root, config)
+        index = ReadIndex(tracker.root, wanted)
         _HANDLES[tracker] = index
     return index
 

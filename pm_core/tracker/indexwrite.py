@@ -21,7 +21,6 @@ import json
 import os
 import sys
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,6 +117,8 @@ class Writer:
         self.pending_docs: dict[int, tuple[Any, ...]] = {}
         self.bulk = False
         self.next_rid: int | None = None
+        #: Whether a progress line is open on stderr (the refresh closes it).
+        self.showed_progress = False
 
     # ------------------------------------------------------------ refresh
 
@@ -261,10 +262,7 @@ class Writer:
         if not parses:
             return
         rels = sorted(parses)
-        from pm_core.tracker.index import PROGRESS_MIN
-
-        progress = self.index.show_progress() and len(rels) >= PROGRESS_MIN
-        started = time.perf_counter()
+        progress = self.index.show_progress(len(rels))
         done = 0
         for batch in self._parsed_batches(rels):
             self._store_batch(batch, parses)
@@ -273,9 +271,10 @@ class Writer:
                 sys.stderr.write(f"\rindexing {done:,}/{len(rels):,} items")
                 sys.stderr.flush()
         if progress:
-            took = time.perf_counter() - started
-            sys.stderr.write(f"\rindexed {len(rels):,} items in {took:.1f} s\n")
+            # The caller ends the line once links and search terms are in too.
+            sys.stderr.write(f"\rindexed {len(rels):,} items, finishing...")
             sys.stderr.flush()
+            self.showed_progress = True
 
     def _parsed_batches(self, rels: list[str]) -> Iterator[list[Parsed]]:
         from pm_core.tracker.index import PARALLEL_MIN

@@ -454,3 +454,19 @@ def test_search_index_after_changes_equals_a_fresh_build(root: Path) -> None:
     # list and next, takes the first. Without the duplicate, the scores agree.
     (root / "chores" / dup.name).unlink()
     same(root, lambda t: search(t, "gondola quokka xylophone", mode="bm25"))
+
+
+def test_first_build_with_progress_draws_a_line_on_stderr(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pm_core.tracker.indexing import config
+
+    built = ReadIndex(root, config(on(root)), progress=True)
+    try:
+        built.refresh()
+    finally:
+        built.close()
+    err = capsys.readouterr().err
+    assert "indexing 300/300 items" in err
+    assert "indexed 300 items in " in err
+    assert err.endswith(" s\n")
