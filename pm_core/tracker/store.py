@@ -25,6 +25,10 @@ _ID_ALPHABET = string.digits + string.ascii_lowercase
 _ID_CHARS = frozenset(_ID_ALPHABET + "-_.")
 
 
+#: Mode of files the tracker writes (what ``git checkout`` gives under umask 022).
+FILE_MODE = 0o644
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so readers see the old or the new bytes, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -33,6 +37,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
+            # mkstemp creates 0600; tracker files are shared, reviewable files.
+            os.fchmod(fh.fileno(), FILE_MODE)
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())

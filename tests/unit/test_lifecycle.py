@@ -203,3 +203,11 @@ def test_dependency_on_a_missing_item_needs_the_escape_hatch(tracker: Tracker) -
         )["id"]
     )
     assert tracker.get(item_id).dependencies[0]["id"] == "pm-none"
+
+
+def test_written_item_and_settings_files_are_readable_by_others(tracker: Tracker) -> None:
+    receipt = tracker.create({"title": "shared"})
+    path = tracker.store.find_path(receipt["id"])
+    assert path is not None
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert (tracker.root / "settings.json").stat().st_mode & 0o777 == 0o644
