@@ -296,7 +296,7 @@ def mcp_latencies(root: Path, sample_id: str, repeat: int, verify: str) -> dict[
         # An agent pages a list; the whole of 40,000 open items is over the
         # server's response cap by design (and an error result, not a timing).
         calls = {
-            "pm_list": {"limit": 50},
+            "pm_list": {"options": {"limit": 50}},
             "pm_get": {"id": sample_id},
             "pm_search": {"query": SEARCH_QUERY},
             "pm_context": {},
