@@ -92,6 +92,8 @@ class Config:
     #: the next full check, at most ``full_check_seconds`` later.
     verify: str = "files"
     full_check_seconds: float = 60.0
+    #: How long a refresh waits for another process's write (a first build included).
+    wait_seconds: float = 120.0
 
     def fingerprint(self) -> str:
         """The part that forces a rebuild, as stable text stored in ``meta``."""
@@ -156,7 +158,14 @@ class ReadIndex:
         return self._db
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        # A first build of a large tracker holds the write lock for a while;
+        # another reader waits for it rather than scanning every file itself.
+        db = sqlite3.connect(
+            self.path,
+            timeout=self.config.wait_seconds,
+            isolation_level=None,
+            check_same_thread=False,
+        )
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA temp_store=MEMORY")
@@ -174,6 +183,10 @@ class ReadIndex:
                 if self._schema_ok(db):
                     return db
                 db.close()
+            except sqlite3.OperationalError as exc:
+                # Busy or locked (another process is building it), or the disk
+                # refuses: never delete what someone else may be writing.
+                raise IndexUnavailable(f"{self.path} is not usable now: {exc}") from None
             except sqlite3.DatabaseError:
                 if attempt:
                     raise IndexUnavailable(f"{self.path} cannot be opened") from None

@@ -54,15 +54,25 @@ def config(tracker: Tracker) -> Any:
         raise UsageError(
             f"unknown index verify mode {verify!r}", hint="use files (the default) or folders"
         )
-    seconds = settings.get("full_check_seconds", 60)
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
-        seconds = 60
     return Config(
         folders=schema.folders(),
         searchable=searchable,
         verify=verify,
-        full_check_seconds=float(seconds),
+        full_check_seconds=_seconds(settings, "full_check_seconds", 60.0),
+        wait_seconds=_seconds(settings, "wait_seconds", 120.0),
     )
+
+
+def _seconds(settings: dict[str, Any], key: str, default: float) -> float:
+    value = settings.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        from pm_core.tracker.errors import UsageError
+
+        raise UsageError(
+            f"index.{key} must be a number of seconds (0 or more), got {value!r}",
+            hint=f"fix settings.json, or remove it for the default ({default:g})",
+        )
+    return float(value)
 
 
 def handle(tracker: Tracker) -> ReadIndex | None:
@@ -101,6 +111,11 @@ def fresh(tracker: Tracker) -> ReadIndex | None:
             index.refresh()
             return index
         except (IndexUnavailable, OSError):
+            return None
+        except sqlite3.OperationalError:
+            # Busy past the wait, locked, or out of disk: this read scans files;
+            # the database may be another process's work in progress, so keep it.
+            index.close()
             return None
         except sqlite3.DatabaseError:
             # A damaged or foreign database file: throw it away and build anew once.

@@ -470,3 +470,34 @@ def test_first_build_with_progress_draws_a_line_on_stderr(
     assert "indexing 300/300 items" in err
     assert "indexed 300 items in " in err
     assert err.endswith(" s\n")
+
+
+def test_index_busy_with_another_writer_falls_back_and_keeps_the_database(root: Path) -> None:
+    before = listed_ids(on(root))
+    _settings(root, wait_seconds=0.1)
+    database = root / "runtime" / "index.sqlite"
+    source = first_file(root)
+    (root / "tasks" / "pm-zz97.toon").write_text(
+        source.read_text(encoding="utf-8").replace(f"id: {source.stem}", "id: pm-zz97", 1),
+        encoding="utf-8",
+    )
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # as a long first build would
+    try:
+        # The refresh cannot write: this read scans the files instead...
+        during = listed_ids(on(root))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert database.exists()  # ...and leaves the other writer's database alone
+    assert set(during) == set(listed_ids(off(root)))
+    assert set(listed_ids(on(root))) == set(during)
+    assert len(during) == len(before) + 1
+
+
+def test_bad_index_wait_setting_is_a_clear_error(root: Path) -> None:
+    from pm_core.tracker.errors import UsageError
+
+    _settings(root, wait_seconds="soon")
+    with pytest.raises(UsageError, match=r"index\.wait_seconds must be a number"):
+        list_items(on(root))
