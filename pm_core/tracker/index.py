@@ -54,6 +54,8 @@ INDEX_FILE = "index.sqlite"
 #: A file whose mtime is this close to the moment it was indexed is re-read
 #: until it is older: two writes within one mtime tick can share a stat.
 RACY_NS = 2_000_000_000
+#: How long a write through the SDK waits for the index before leaving it to the next read.
+WRITE_WAIT_MS = 200
 #: Parse in worker processes when at least this many files changed.
 PARALLEL_MIN = 3000
 #: Folder digests and the per-file parse are cheap; progress is shown past this.
@@ -393,6 +395,8 @@ class ReadIndex:
         Only an index that already exists is updated; building one is left to
         the next read. ``rollback`` (and anything without a path) leaves the
         rows alone: the next refresh sees the restored files by their stat.
+        A write never waits long for the index: if another process holds it
+        (a first build), this raises at once and the next read catches up.
         """
         if path is None or not self.path.exists():
             return
@@ -407,14 +411,18 @@ class ReadIndex:
             return
         db = self.db
         writer = Writer(self, time.time_ns())
-        db.execute("BEGIN IMMEDIATE")
+        db.execute(f"PRAGMA busy_timeout = {WRITE_WAIT_MS}")
         try:
-            writer.record_one(rel, item)
-            db.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-            raise
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                writer.record_one(rel, item)
+                db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+        finally:
+            db.execute(f"PRAGMA busy_timeout = {int(self.config.wait_seconds * 1000)}")
 
     # ------------------------------------------------------------ reads
 

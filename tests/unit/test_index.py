@@ -501,3 +501,20 @@ def test_bad_index_wait_setting_is_a_clear_error(root: Path) -> None:
     _settings(root, wait_seconds="soon")
     with pytest.raises(UsageError, match=r"index\.wait_seconds must be a number"):
         list_items(on(root))
+
+
+def test_write_does_not_wait_for_a_busy_index_and_the_next_read_catches_up(root: Path) -> None:
+    import time
+
+    tracker = on(root)
+    fresh(tracker)
+    holder = sqlite3.connect(root / "runtime" / "index.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        made = tracker.create({"title": "Written while the index was busy"})["id"]
+        assert time.monotonic() - started < 5
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert made in listed_ids(on(root))
