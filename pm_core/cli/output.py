@@ -39,12 +39,19 @@ def render(
 ) -> str:
     """The text to print for ``payload``: shrunk to its ceiling when ``bounded``."""
     encode = encode_json if fmt == "json" else encode_toon
-    text = encode(payload)
     if not bounded:
-        return text
+        return encode(payload)
     budget = ceiling(kind, fmt, settings)
-    if estimate_tokens(text) <= budget:
-        return text
+    rough = json_measure(payload)
+    if rough > 3 * budget:
+        # TOON is never a third of compact JSON: this cannot fit, so skip
+        # encoding the whole (possibly 100,000-row) payload just to learn that.
+        full_size = rough
+    else:
+        text = encode(payload)
+        full_size = estimate_tokens(text)
+        if full_size <= budget:
+            return text
     # Shrinking measures many candidates and encoding each as TOON is slow:
     # measure compact JSON (C-accelerated) scaled by the TOON/JSON size ratio
     # of the first candidate at each level, then check the result for real.
@@ -58,10 +65,16 @@ def render(
             return exact
         return math.ceil(json_measure(candidate) * ratios[level])
 
-    shrunk = fit(payload, budget, kind=kind, measure=measure)
+    shrunk = fit(payload, budget, kind=kind, measure=measure, full_size=full_size)
     out = encode(shrunk)
     if estimate_tokens(out) > budget:
-        shrunk = fit(payload, budget, kind=kind, measure=lambda p: estimate_tokens(encode(p)))
+        shrunk = fit(
+            payload,
+            budget,
+            kind=kind,
+            measure=lambda p: estimate_tokens(encode(p)),
+            full_size=full_size,
+        )
         out = encode(shrunk)
     return out
 

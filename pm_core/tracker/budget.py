@@ -87,29 +87,50 @@ def fit(
     kind: str = "read",
     measure: Measure | None = None,
     recover: str | None = None,
+    full_size: int | None = None,
 ) -> dict[str, Any]:
     """``payload`` if it fits ``budget_tokens``, else the fullest smaller form that does.
 
     Returns a new mapping; the input is never changed. A shrunk result carries
     ``omitted: {reason, level, omitted_count (rows left out), trimmed_values
-    (fields dropped or shortened), budget_tokens, estimated_tokens, recover}``. ``budget_tokens`` None means unbounded (an explicit ``--limit``
-    or ``--json`` asks for exactly what it names).
+    (fields dropped or shortened), budget_tokens, estimated_tokens, recover}``.
+    ``budget_tokens`` None means unbounded (an explicit ``--limit`` or ``--json``
+    asks for exactly what it names). ``full_size``: the caller's measure of the
+    whole payload when it already has one (saves encoding it again).
     """
     measure = measure or json_measure
     result = dict(payload)
     if budget_tokens is None:
         return result
-    full_size = measure(result)
+    if full_size is None:
+        full_size = measure(result)
     if full_size <= budget_tokens:
         return result
     hint = recover or _default_recover(kind)
     primary = _primary_list_key(result)
+    cut = 0
+    if primary is not None:
+        # No row is smaller than MIN_ROW_BYTES, so rows past this cap can never
+        # fit: drop them before shrinking, keeping the work bounded by the budget
+        # rather than by the size of the tracker.
+        cap = budget_tokens * 4 // MIN_ROW_BYTES + 1
+        if len(result[primary]) > cap:
+            cut = len(result[primary]) - cap
+            result[primary] = result[primary][:cap]
     last: dict[str, Any] = result
     for level in LEVELS[1:]:
         counter = _Counter()
+        counter.rows = cut
         candidate = _shrink(result, level, primary, counter)
         if level == "summary" and primary is not None:
-            candidate = _fit_primary(candidate, primary, budget_tokens, measure, counter, hint)
+            candidate = _fit_primary(
+                candidate, primary, budget_tokens, measure, counter, hint, full_size
+            )
+        elif cut and primary is not None:
+            if level == "counts":
+                candidate[f"{primary}_count"] = cut + len(result[primary])
+            else:
+                candidate[f"{primary}_omitted"] = cut
         candidate[OMITTED_KEY] = _receipt(level, counter, budget_tokens, full_size, hint)
         last = candidate
         if measure(candidate) <= budget_tokens:
@@ -153,6 +174,9 @@ def _primary_list_key(payload: Mapping[str, Any]) -> str | None:
             best, best_len = key, len(value)
     return best
 
+
+#: The smallest a row can be on the wire (``{"id":"pm-xxxx"}``).
+MIN_ROW_BYTES = 16
 
 _LIMITS = {"compact": (240, 5), "brief": (120, 3), "summary": (120, 3), "counts": (80, 0)}
 
@@ -213,24 +237,38 @@ def _fit_primary(
     measure: Measure,
     counter: _Counter,
     recover: str,
+    full_size: int,
 ) -> dict[str, Any]:
-    """Keep the longest prefix of the primary list that fits (binary search)."""
+    """Keep the longest prefix of the primary list that fits (binary search).
+
+    Each trial is measured in its final form (the ``<key>_omitted`` count and
+    the receipt with its real figures), so the answer still fits once they are
+    added.
+    """
     entries: list[Any] = payload[key]
+    already = counter.rows
+
+    def shaped(count: int) -> dict[str, Any]:
+        out = dict(payload)
+        out[key] = entries[:count]
+        dropped = already + len(entries) - count
+        if dropped:
+            out[f"{key}_omitted"] = dropped
+        trial = _Counter()
+        trial.rows, trial.count = dropped, counter.count
+        out[OMITTED_KEY] = _receipt("summary", trial, budget, full_size, recover)
+        return out
+
     low, high = 0, len(entries)
     while low < high:
         mid = (low + high + 1) // 2
-        trial = dict(payload)
-        trial[key] = entries[:mid]
-        trial[OMITTED_KEY] = _receipt("summary", counter, budget, 0, recover)
-        if measure(trial) <= budget:
+        if measure(shaped(mid)) <= budget:
             low = mid
         else:
             high = mid - 1
-    counter.rows += len(entries) - low
-    out = dict(payload)
-    out[key] = entries[:low]
-    if low < len(entries):
-        out[f"{key}_omitted"] = len(entries) - low
+    counter.rows = already + len(entries) - low
+    out = shaped(low)
+    out.pop(OMITTED_KEY, None)  # the caller adds the final receipt (same figures)
     return out
 
 

@@ -136,3 +136,28 @@ def test_render_json_is_strict_json() -> None:
 def test_render_respects_each_kind(kind: str) -> None:
     text = render(_rows(400), fmt="toon", kind=kind)
     assert estimate_tokens(text) <= ceiling(kind, "toon")
+
+
+def test_large_list_keeps_the_rows_that_fit_with_its_receipt() -> None:
+    # The trial measured without the final receipt once fitted, then overflowed,
+    # and the whole list fell back to counts ("items: []").
+    payload = _rows(10_000, description="")
+    result = fit(payload, 4000)
+    assert result[OMITTED_KEY]["level"] == "summary"
+    assert 50 < len(result["items"]) < 10_000
+    assert result["items_omitted"] == 10_000 - len(result["items"])
+    assert result[OMITTED_KEY]["omitted_count"] == result["items_omitted"]
+    assert json_measure(result) <= 4000
+
+
+def test_shrinking_work_is_bounded_by_the_budget_not_the_list() -> None:
+    measured_rows: list[int] = []
+
+    def measure(candidate: Any) -> int:
+        measured_rows.append(len(candidate.get("items", [])))
+        return json_measure(candidate)
+
+    fit(_rows(50_000, description=""), 2000, measure=measure)
+    # Every trial is capped near the budget (2000 tokens / 16 bytes a row).
+    assert max(measured_rows[1:]) <= 2000 * 4 // 16 + 1
+    assert len(measured_rows) < 40
