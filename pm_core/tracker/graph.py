@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from pm_core.tracker.budget import json_measure
 from pm_core.tracker.errors import NotFoundError, UsageError
-from pm_core.tracker.shrink import estimate_tokens
 from pm_core.tracker.view import Edge, TrackerView, build_view, node
 
 if TYPE_CHECKING:
@@ -363,5 +363,5 @@ def deps_tree(
         "descendants": max_nodes - int(budget["nodes"]),
     }
     packet["truncated"] = bool(budget["truncated"])
-    packet["token_cost"] = {"estimated_tokens": estimate_tokens(packet)}
+    packet["token_cost"] = {"estimated_tokens": json_measure(packet)}
     return packet

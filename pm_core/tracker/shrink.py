@@ -17,11 +17,6 @@ from pm_core.tracker.budget import json_measure
 MIN_TOKEN_BUDGET = 64
 
 
-def estimate_tokens(value: Any) -> int:
-    """``ceil(bytes / 4)`` of the compact JSON encoding of ``value``."""
-    return json_measure(value)
-
-
 def check_budget(budget: int | None) -> None:
     """UsageError for a budget too small to hold anything."""
     from pm_core.tracker.errors import UsageError
@@ -62,7 +57,7 @@ def fit_to_budget(
     result["token_cost"] = {"estimated_tokens": 0, "budget": budget}
 
     def cost() -> int:
-        tokens = estimate_tokens(result)
+        tokens = json_measure(result)
         result["token_cost"]["estimated_tokens"] = tokens
         return tokens
 
@@ -111,7 +106,7 @@ def pop_last(key: str, keep: int = 0) -> ShrinkStep:
         removed = 0
         freed = 0
         while len(rows) > keep and (removed == 0 or freed < excess):
-            freed += estimate_tokens(rows.pop())
+            freed += json_measure(rows.pop())
             removed += 1
         return removed
 
