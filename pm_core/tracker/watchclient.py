@@ -1,0 +1,216 @@
+"""Talking to a tracker's index watcher (:mod:`pm_core.tracker.watchd`).
+
+The watcher of a tracker lives in ``runtime/``: it holds an exclusive
+``flock`` on ``watch.lock`` while it runs (one per tracker), listens on the
+Unix socket ``watch.sock`` (mode 0600), and writes a few lines to
+``watch.log``. A request is one JSON line, the answer one JSON line:
+
+* ``{"op": "changes", "since": TOKEN|null, "folders": [...]}`` ->
+  ``{"token": T, "full": true}`` (every folder must be listed again) or
+  ``{"token": T, "paths": [...], "full_folders": [...]}``;
+* ``{"op": "status"}`` -> what it watches; ``{"op": "stop"}`` -> it exits.
+
+A socket path longer than ``sun_path`` allows (about 108 bytes) is reached
+through ``/proc/self/fd/N/watch.sock``, N an open descriptor of ``runtime/``.
+Every failure here is an :class:`OSError` or :class:`ValueError`: the caller
+then lists the files itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+SOCKET = "watch.sock"
+LOCK = "watch.lock"
+LOG = "watch.log"
+#: Written by a client that starts a watcher, removed by the watcher once it listens:
+#: a fresh one means "starting (or failed to start) just now, do not start another".
+SPAWNED = "watch.spawned"
+#: How long a just-started watcher is given before another start is tried.
+SPAWN_GRACE_S = 10.0
+#: How long a client waits for an answer before listing the files itself.
+TIMEOUT_S = 1.0
+_SUN_PATH_MAX = 100
+_MAX_ANSWER = 64 * 1024 * 1024
+
+
+@contextlib.contextmanager
+def _address(runtime: Path) -> Iterator[str]:
+    path = os.path.join(runtime, SOCKET)
+    if len(os.fsencode(path)) < _SUN_PATH_MAX:
+        yield path
+        return
+    # Too long for sun_path: name the folder through an open descriptor instead.
+    fd = os.open(runtime, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        yield f"/proc/self/fd/{fd}/{SOCKET}"
+    finally:
+        os.close(fd)
+
+
+def request(runtime: Path, message: dict[str, Any], timeout: float = TIMEOUT_S) -> dict[str, Any]:
+    """Send one request to the watcher of ``runtime`` and return its answer.
+
+    Raises :class:`OSError` (no watcher, refused, timed out) or
+    :class:`ValueError` (an answer that is not a JSON object).
+    """
+    with (
+        _address(runtime) as address,
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock,
+    ):
+        sock.settimeout(timeout)
+        sock.connect(address)
+        sock.sendall(json.dumps(message).encode() + b"\n")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if chunk.endswith(b"\n"):
+                break
+            if size > _MAX_ANSWER:
+                raise ValueError("the watcher's answer is too long")
+    answer = json.loads(b"".join(chunks) or b"null")
+    if not isinstance(answer, dict):
+        raise ValueError(f"the watcher answered {answer!r}")
+    if "error" in answer:
+        raise ValueError(f"the watcher refused: {answer['error']}")
+    return answer
+
+
+def changes(runtime: Path, since: str | None, folders: Sequence[str]) -> dict[str, Any]:
+    """What changed in ``folders`` since ``since`` (see the module docstring)."""
+    answer = request(runtime, {"op": "changes", "since": since, "folders": list(folders)})
+    token = answer.get("token")
+    if not isinstance(token, str):
+        raise ValueError("the watcher's answer has no token")
+    if answer.get("full") is True:
+        return answer
+    paths, full = answer.get("paths"), answer.get("full_folders")
+    if not isinstance(paths, list) or not isinstance(full, list):
+        raise ValueError("the watcher's answer lacks paths")
+    return answer
+
+
+def socket_exists(runtime: Path) -> bool:
+    """Whether a watcher socket file is there (it may be stale)."""
+    return os.path.exists(os.path.join(runtime, SOCKET))
+
+
+def lock_held(runtime: Path) -> bool:
+    """Whether a watcher holds the lock of ``runtime`` (running, or starting)."""
+    import fcntl
+
+    try:
+        fd = os.open(os.path.join(runtime, LOCK), os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock taken here
+    return False
+
+
+def spawn(root: Path, idle_seconds: float) -> bool:
+    """Start the watcher of ``root`` in the background unless one runs or is starting.
+
+    Returns whether a start was attempted. The watcher is started through
+    ``sh -c '... &'`` so it is nobody's child (no zombie in a long-lived
+    caller); this waits only for that shell, never for the watcher.
+    """
+    runtime = root / "runtime"
+    if lock_held(runtime):
+        return False
+    marker = runtime / SPAWNED
+    with contextlib.suppress(OSError):
+        if time.time() - marker.stat().st_mtime < SPAWN_GRACE_S:
+            return False
+    try:
+        marker.write_bytes(b"")
+        os.utime(marker)
+        with open(runtime / LOG, "ab") as log:
+            proc = subprocess.Popen(
+                [
+                    "/bin/sh",
+                    "-c",
+                    '"$@" </dev/null >/dev/null &',
+                    "sh",
+                    sys.executable,
+                    "-m",
+                    "pm_core.tracker.watchd",
+                    str(root),
+                    "--idle",
+                    str(idle_seconds),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                close_fds=True,
+                start_new_session=True,
+                env=_daemon_env(),
+            )
+            proc.wait(timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return True
+
+
+def _daemon_env() -> dict[str, str]:
+    import pm_core
+
+    env = dict(os.environ)
+    # The watcher imports pm_core from wherever this process did.
+    home = str(Path(pm_core.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def status(runtime: Path) -> dict[str, Any] | None:
+    """The running watcher's own account, or None when none answers."""
+    try:
+        return request(runtime, {"op": "status"})
+    except (OSError, ValueError):
+        return None
+
+
+def stop(runtime: Path, wait: float = 5.0) -> bool:
+    """Ask the watcher to exit and wait until its lock is free; whether one was running."""
+    try:
+        request(runtime, {"op": "stop"})
+        asked = True
+    except (OSError, ValueError):
+        asked = False
+    deadline = time.monotonic() + wait
+    while lock_held(runtime) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return asked
+
+
+__all__ = [
+    "LOCK",
+    "LOG",
+    "SOCKET",
+    "SPAWNED",
+    "changes",
+    "lock_held",
+    "request",
+    "socket_exists",
+    "spawn",
+    "status",
+    "stop",
+]
