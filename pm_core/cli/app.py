@@ -61,6 +61,7 @@ COMMANDS: dict[str, str] = {
     "schema": "pm_core.cli.cmd_admin",
     "contracts": "pm_core.cli.cmd_admin",
     "events": "pm_core.cli.cmd_admin",
+    "index": "pm_core.cli.cmd_index",
 }
 
 EXIT_USAGE = 2
@@ -85,6 +86,10 @@ class LazyGroup(click.Group):
 
         return extension_command(cmd_name)
 
+    def _short_help(self, ctx: click.Context, name: str) -> str:
+        command = self.get_command(ctx, name) if name in COMMANDS else None
+        return "" if command is None else command.get_short_help_str(limit=80)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List commands from their summaries without importing every module.
 
@@ -93,7 +98,11 @@ class LazyGroup(click.Group):
         """
         from pm_core.cli.extensions import command_summaries, installed_host
 
-        rows = sorted(command_summaries(set(COMMANDS)).items())
+        rows = [
+            # A built-in outside the agent capability table (``index``) has its own help line.
+            (name, summary or self._short_help(ctx, name))
+            for name, summary in sorted(command_summaries(set(COMMANDS)).items())
+        ]
         sections = (
             ("Commands", [row for row in rows if row[0] in COMMANDS]),
             ("Extension commands", [row for row in rows if row[0] not in COMMANDS]),

@@ -9,7 +9,9 @@ item packed so any field comes back exactly as the file holds it.
 :meth:`ReadIndex.refresh` brings it up to date before a read: it stats every
 item file (one ``scandir`` per type folder), compares a digest of each
 folder's listing with the one stored, and parses only the files whose stat
-changed, appeared, or were written too recently to trust their mtime. Git
+changed, appeared, or were written too recently to trust their mtime. On a
+large tracker a watcher process (inotify, :mod:`pm_core.tracker.indexwatch`)
+tells it which files changed, and only those are stat-ed. Git
 checkouts, merges and hand edits are picked up the same way; deleting the
 ``runtime/`` folder is always safe (the next read rebuilds, with a progress
 line on a terminal). A schema version or configuration change, or a damaged
@@ -76,6 +78,10 @@ class RefreshStats:
     corrupt: int
     rebuilt: bool
     seconds: float
+    #: How changes were found: ``files`` or ``folders`` (listing), ``watch`` (the
+    #: watcher's list; ``files`` then counts the files stat-ed), ``watch-full``
+    #: (a full listing whose token the watcher gave).
+    verify: str = "files"
 
 
 @attrs.frozen(slots=True)
@@ -88,14 +94,22 @@ class Config:
 
     folders: tuple[str, ...]
     searchable: tuple[str, ...]
-    #: ``files``: stat every item file on each refresh (the default: any change
-    #: is seen at once). ``folders``: stat the type folders and list only those
-    #: that changed; a file edited in place (its folder untouched) is seen at
-    #: the next full check, at most ``full_check_seconds`` later.
-    verify: str = "files"
+    #: ``files``: stat every item file on each refresh (any change is seen at
+    #: once). ``folders``: stat the type folders and list only those that
+    #: changed; a file edited in place (its folder untouched) is seen at the
+    #: next full check, at most ``full_check_seconds`` later. ``watch``: ask
+    #: the tracker's watcher process which files changed and stat only those
+    #: (any change is seen at once; without a watcher, as ``files``).
+    #: ``auto`` (the default): ``watch`` once the tracker has
+    #: ``watch_min_files`` item files, else ``files``.
+    verify: str = "auto"
     full_check_seconds: float = 60.0
     #: How long a refresh waits for another process's write (a first build included).
     wait_seconds: float = 120.0
+    #: ``auto`` starts a watcher from this many item files.
+    watch_min_files: int = 4000
+    #: A watcher exits after this long without a read.
+    watch_idle_seconds: float = 600.0
 
     def fingerprint(self) -> str:
         """The part that forces a rebuild, as stable text stored in ``meta``."""
@@ -316,6 +330,26 @@ class ReadIndex:
     def refresh(self) -> RefreshStats:
         """Bring the index up to date with the item files (see the module docstring)."""
         started = time.perf_counter()
+        watch = None
+        if self.config.verify in ("watch", "auto"):
+            from pm_core.tracker.indexwatch import WatchRefresh
+
+            watch = WatchRefresh(self)
+            changed_only = watch.changed_only(started)
+            if changed_only is not None:
+                self.last_refresh = changed_only
+                return changed_only
+        stats = self._refresh_all(started, None if watch is None else watch.token)
+        if watch is not None:
+            watch.after_full(stats.files)
+        self.last_refresh = stats
+        return stats
+
+    def _refresh_all(self, started: float, token: str | None) -> RefreshStats:
+        """List every folder due (all but unchanged ones in ``folders`` mode) and apply.
+
+        ``token`` (the watcher's, taken before the listing) is stored with the rows.
+        """
         now_ns = time.time_ns()
         db = self.db
         rows = db.execute("SELECT folder, digest, dir_mtime, dir_ino FROM folders").fetchall()
@@ -332,15 +366,29 @@ class ReadIndex:
         stale_folders = [f for f in stored if f not in self.config.folders]
         total = sum(len(v) for v in sweep.values())
         stamp = full and self.config.verify == "folders"
-        if not changed and not racy and not stale_folders and not moved and not stamp:
-            stats = RefreshStats(total, 0, 0, 0, False, time.perf_counter() - started)
-            self.last_refresh = stats
-            return stats
+        verify = "folders" if self.config.verify == "folders" else "files"
+        if token is not None:
+            verify = "watch-full"
+        quiet = not changed and not racy and not stale_folders and not moved and not stamp
+        if quiet and token is None:
+            return RefreshStats(total, 0, 0, 0, False, time.perf_counter() - started, verify)
+        from pm_core.tracker import indexwatch
         from pm_core.tracker.indexwrite import Writer
 
         writer = Writer(self, now_ns)
         db.execute("BEGIN IMMEDIATE")
         try:
+            if token is not None:
+                if indexwatch.covered(db, token):
+                    # Another process stored a later token of the same watcher: its
+                    # rows are newer than this listing; writing these could hide a change.
+                    db.execute("ROLLBACK")
+                    return RefreshStats(
+                        total, 0, 0, 0, False, time.perf_counter() - started, verify
+                    )
+                # The digests read before the listing may be another process's by now.
+                current = dict(db.execute("SELECT folder, digest FROM folders").fetchall())
+                changed = [f for f in folders if current.get(f) != digests[f]]
             rebuilt = not stored
             if changed or racy or stale_folders:
                 writer.apply(sweep, changed, stale_folders, racy, digests, dirs)
@@ -353,6 +401,8 @@ class ReadIndex:
                     "INSERT OR REPLACE INTO meta(key, value) VALUES ('full_check_ns', ?)",
                     (str(now_ns),),
                 )
+            if token is not None:
+                indexwatch.store_token(db, token)
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
@@ -365,11 +415,11 @@ class ReadIndex:
             writer.corrupt,
             rebuilt,
             time.perf_counter() - started,
+            verify,
         )
         if writer.showed_progress:
             sys.stderr.write(f"\rindexed {writer.parsed:,} items in {stats.seconds:.1f} s\n")
             sys.stderr.flush()
-        self.last_refresh = stats
         return stats
 
     def show_progress(self, files: int) -> bool:

@@ -11,6 +11,7 @@ it means "read the files": the index is a cache, never a gate.
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _OFF = ("0", "off", "false", "no")
+#: How a refresh finds changed files (see :class:`pm_core.tracker.index.Config`).
+VERIFY_MODES = ("auto", "files", "folders", "watch")
 _HANDLES: weakref.WeakKeyDictionary[Tracker, ReadIndex] = weakref.WeakKeyDictionary()
 
 
@@ -47,12 +50,14 @@ def config(tracker: Tracker) -> Any:
     settings = tracker.settings.get("index") or {}
     if not isinstance(settings, dict):
         settings = {}
-    verify = str(tracker.env.get("PM_INDEX_VERIFY") or settings.get("verify") or "files")
-    if verify not in ("files", "folders"):
+    verify = tracker.env.get("PM_INDEX_VERIFY") or settings.get("verify") or "auto"
+    if verify not in VERIFY_MODES:
         from pm_core.tracker.errors import UsageError
 
+        where = "PM_INDEX_VERIFY" if tracker.env.get("PM_INDEX_VERIFY") else "index.verify"
         raise UsageError(
-            f"unknown index verify mode {verify!r}", hint="use files (the default) or folders"
+            f"unknown index verify mode {verify!r} ({where})",
+            hint="use auto (the default), files, folders or watch",
         )
     return Config(
         folders=schema.folders(),
@@ -60,16 +65,39 @@ def config(tracker: Tracker) -> Any:
         verify=verify,
         full_check_seconds=_seconds(settings, "full_check_seconds", 60.0),
         wait_seconds=_seconds(settings, "wait_seconds", 120.0),
+        watch_min_files=_count(settings, "watch_min_files", 4000),
+        watch_idle_seconds=_seconds(settings, "watch_idle_seconds", 600.0, positive=True),
     )
 
 
-def _seconds(settings: dict[str, Any], key: str, default: float) -> float:
+def _count(settings: dict[str, Any], key: str, default: int) -> int:
     value = settings.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         from pm_core.tracker.errors import UsageError
 
         raise UsageError(
-            f"index.{key} must be a number of seconds (0 or more), got {value!r}",
+            f"index.{key} must be a whole number (0 or more), got {value!r}",
+            hint=f"fix settings.json, or remove it for the default ({default})",
+        )
+    return value
+
+
+def _seconds(
+    settings: dict[str, Any], key: str, default: float, *, positive: bool = False
+) -> float:
+    value = settings.get(key, default)
+    low = "more than 0" if positive else "0 or more"
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or (positive and value == 0)
+    ):
+        from pm_core.tracker.errors import UsageError
+
+        raise UsageError(
+            f"index.{key} must be a number of seconds ({low}), got {value!r}",
             hint=f"fix settings.json, or remove it for the default ({default:g})",
         )
     return float(value)
