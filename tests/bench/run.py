@@ -230,10 +230,11 @@ class Bench:
             original = path.read_bytes()
             try:
                 text = original.decode()
-                edited = text.replace("\ntitle: ", f"\ntitle: edited {n} ", 1)
+                edited = text.replace("\ntitle: ", f"\ntitle: handedit{n} ", 1)
                 with open(path, "w", encoding="utf-8") as fh:  # in place: same inode
                     fh.write(edited)
                 wall, cpu, peak = self.run(command)
+                self.check_seen(f"handedit{n}", path.stem)
             finally:
                 with open(path, "wb") as fh:
                     fh.write(original)
@@ -242,6 +243,13 @@ class Bench:
             rss.append(peak)
             self.run(command)  # let the index see the restored file before the next edit
         return {"command": command, **summarize(times, rss, cpus)}
+
+    def check_seen(self, word: str, item_id: str) -> None:
+        """Fail unless an indexed read finds the edit just made (never a stale answer)."""
+        out = run_once([self.pm, "--json", "search", word], self.env)[3]
+        hits = [hit["id"] for hit in json.loads(out)["hits"]]
+        if hits != [item_id]:
+            raise RuntimeError(f"a read after a hand edit of {item_id} found {hits} for {word}")
 
     def cleanup(self) -> None:
         """Remove the items this run created (files and history)."""
@@ -422,8 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--verify",
-        default="files",
-        help="index verify modes to measure, comma-separated: files (default), folders",
+        default="auto",
+        help="index verify modes to measure, comma-separated: auto (default), files, folders, watch",
     )
     args = parser.parse_args(argv)
     global NICE
@@ -444,8 +452,8 @@ def main(argv: list[str] | None = None) -> int:
         "sizes": {},
     }
     modes = [m.strip() for m in args.verify.split(",") if m.strip()]
-    if not modes or any(m not in ("files", "folders") for m in modes):
-        parser.error(f"--verify takes files and/or folders, got {args.verify!r}")
+    if not modes or any(m not in ("auto", "files", "folders", "watch") for m in modes):
+        parser.error(f"--verify takes auto, files, folders and/or watch, got {args.verify!r}")
     for n in sizes:
         for mode in modes:
             sys.stderr.write(f"benchmarking {n:,} items (verify={mode})...\n")
