@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from pm_core.cli.state import CliState, json_option, parse_assignments, pass_state, split_commas
+
+if TYPE_CHECKING:
+    from pm_core.tracker.budget import Elided
 
 
 @click.command("get")
@@ -56,24 +61,35 @@ def cmd_list(
     custom: tuple[str, ...],
 ) -> None:
     """List items (open work unless --all); always reports the total."""
-    from pm_core.tracker.listing import list_items
+    from pm_core.tracker.listing import list_head, list_items
 
-    result = list_items(
-        state.tracker,
-        status=split_commas(status) or None,
-        type=split_commas(type_) or None,
-        tags=split_commas(tag),
-        priority=split_commas(priority) or None,
-        assignee=assignee,
-        parent=parent,
-        include_terminal=include_all,
-        fields=split_commas([fields]) if fields else None,
-        limit=limit,
-        offset=offset,
-        sort=sort,
-        field_filters=parse_assignments(custom, "--field"),
-    )
-    state.emit(result, exact=limit is not None)
+    options: dict[str, Any] = {
+        "status": split_commas(status) or None,
+        "type": split_commas(type_) or None,
+        "tags": split_commas(tag),
+        "priority": split_commas(priority) or None,
+        "assignee": assignee,
+        "parent": parent,
+        "include_terminal": include_all,
+        "fields": split_commas([fields]) if fields else None,
+        "limit": limit,
+        "offset": offset,
+        "sort": sort,
+        "field_filters": parse_assignments(custom, "--field"),
+    }
+    tracker = state.tracker
+    if limit is not None or state.json:
+        state.emit(list_items(tracker, **options), exact=limit is not None)
+        return
+    # Shrunk to the token ceiling: only the rows that can be shown are built.
+    from pm_core.cli.output import render_head, write
+
+    def fetch(head: int | None) -> tuple[dict[str, Any], Elided | None]:
+        if head is None:
+            return list_items(tracker, **options), None
+        return list_head(tracker, head, **options)
+
+    write(render_head(fetch, fmt=state.output_format(), settings=state._settings()))
 
 
 @click.command("search")

@@ -10,10 +10,18 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from pm_core.tracker.budget import OMITTED_KEY, ceiling, estimate_tokens, fit, json_measure
+from pm_core.tracker.budget import (
+    OMITTED_KEY,
+    Elided,
+    ceiling,
+    estimate_tokens,
+    fit,
+    json_measure,
+    row_cap,
+)
 
 
 def encode_json(payload: Any) -> str:
@@ -36,13 +44,21 @@ def render(
     kind: str = "read",
     bounded: bool = True,
     settings: Mapping[str, Any] | None = None,
+    elided: Elided | None = None,
 ) -> str:
-    """The text to print for ``payload``: shrunk to its ceiling when ``bounded``."""
+    """The text to print for ``payload``: shrunk to its ceiling when ``bounded``.
+
+    ``elided``: rows missing from the payload's list (see :func:`render_head`).
+    """
     encode = encode_json if fmt == "json" else encode_toon
     if not bounded:
+        if elided is not None:
+            raise ValueError("unbounded output needs every row")
         return encode(payload)
     budget = ceiling(kind, fmt, settings)
-    rough = json_measure(payload)
+    rough = _rough(payload, elided)
+    if elided is not None and rough <= 3 * budget:
+        raise ValueError("a payload this small must be rendered with every row")
     if rough > 3 * budget:
         # TOON is never a third of compact JSON: this cannot fit, so skip
         # encoding the whole (possibly 100,000-row) payload just to learn that.
@@ -65,7 +81,7 @@ def render(
             return exact
         return math.ceil(json_measure(candidate) * ratios[level])
 
-    shrunk = fit(payload, budget, kind=kind, measure=measure, full_size=full_size)
+    shrunk = fit(payload, budget, kind=kind, measure=measure, full_size=full_size, elided=elided)
     out = encode(shrunk)
     if estimate_tokens(out) > budget:
         shrunk = fit(
@@ -74,9 +90,43 @@ def render(
             kind=kind,
             measure=lambda p: estimate_tokens(encode(p)),
             full_size=full_size,
+            elided=elided,
         )
         out = encode(shrunk)
     return out
+
+
+def _rough(payload: Mapping[str, Any], elided: Elided | None) -> int:
+    """Estimated tokens of the whole payload as compact JSON, elided rows included."""
+    if elided is None:
+        return json_measure(payload)
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return math.ceil((len(text.encode("utf-8")) + elided.size) / 4)
+
+
+#: Builds a payload with at most N rows in its list (None: every row) and what it left out.
+Fetch = Callable[[int | None], tuple[Mapping[str, Any], Elided | None]]
+
+
+def render_head(
+    fetch: Fetch,
+    *,
+    fmt: str = "toon",
+    kind: str = "read",
+    settings: Mapping[str, Any] | None = None,
+) -> str:
+    """:func:`render` (bounded) of a long list, building only the rows that can be shown.
+
+    The text is the one the whole payload gives: rows past the ceiling's
+    :func:`~pm_core.tracker.budget.row_cap` are only counted and sized. When
+    the whole payload is small enough to be printed as it is (a few thousand
+    tiny rows), every row is fetched after all.
+    """
+    budget = ceiling(kind, fmt, settings)
+    payload, elided = fetch(row_cap(budget))
+    if elided is not None and _rough(payload, elided) <= 3 * budget:
+        payload, elided = fetch(None)
+    return render(payload, fmt=fmt, kind=kind, settings=settings, elided=elided)
 
 
 def write(text: str) -> None:

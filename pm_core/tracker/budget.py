@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 #: Degradation levels, in order.
 LEVELS: tuple[str, ...] = ("full", "compact", "brief", "summary", "counts")
@@ -53,6 +53,22 @@ OMITTED_KEY = "omitted"
 Measure = Callable[[Any], int]
 
 
+class Elided(NamedTuple):
+    """Rows at the end of a payload's list that were never built.
+
+    A caller that builds only the first :func:`row_cap` rows of a long list (no
+    row past them can fit) passes the rest as a count and a size, and
+    :func:`fit` shrinks the payload exactly as it would the whole list.
+    """
+
+    #: The payload's key holding the list (its primary list).
+    key: str
+    #: How many rows follow the ones present.
+    rows: int
+    #: Compact-JSON bytes those rows add to the list, each with its comma.
+    size: int
+
+
 def estimate_tokens(text: str | bytes) -> int:
     """Estimated tokens of encoded output: ``ceil(bytes / 4)``."""
     size = len(text.encode("utf-8")) if isinstance(text, str) else len(text)
@@ -88,6 +104,7 @@ def fit(
     measure: Measure | None = None,
     recover: str | None = None,
     full_size: int | None = None,
+    elided: Elided | None = None,
 ) -> dict[str, Any]:
     """``payload`` if it fits ``budget_tokens``, else the fullest smaller form that does.
 
@@ -96,10 +113,17 @@ def fit(
     (fields dropped or shortened), budget_tokens, estimated_tokens, recover}``.
     ``budget_tokens`` None means unbounded (an explicit ``--limit`` or ``--json``
     asks for exactly what it names). ``full_size``: the caller's measure of the
-    whole payload when it already has one (saves encoding it again).
+    whole payload when it already has one (saves encoding it again), required
+    with ``elided``: rows of the primary list left out, when the list holds at
+    least :func:`row_cap` rows (the answer is the one the whole list gives).
+
+    ``measure`` is only ever compared with the budget, so it may stop counting
+    once past it (any figure above the budget will do).
     """
     measure = measure or json_measure
     result = dict(payload)
+    if elided is not None and (budget_tokens is None or full_size is None):
+        raise ValueError("elided rows need a token budget and the full size")
     if budget_tokens is None:
         return result
     if full_size is None:
@@ -107,15 +131,22 @@ def fit(
     if full_size <= budget_tokens:
         return result
     hint = recover or _default_recover(kind)
-    primary = _primary_list_key(result)
+    extra = 0
+    if elided is not None and elided.rows:
+        extra = elided.rows
+        primary: str | None = _primary_list_key(result, elided.key, extra)
+        if primary != elided.key or len(result[primary]) < row_cap(budget_tokens):
+            raise ValueError(f"elided rows need {elided.key!r} as the list with its first rows")
+    else:
+        primary = _primary_list_key(result)
     cut = 0
     if primary is not None:
         # No row is smaller than MIN_ROW_BYTES, so rows past this cap can never
         # fit: drop them before shrinking, keeping the work bounded by the budget
         # rather than by the size of the tracker.
-        cap = budget_tokens * 4 // MIN_ROW_BYTES + 1
-        if len(result[primary]) > cap:
-            cut = len(result[primary]) - cap
+        cap = row_cap(budget_tokens)
+        if len(result[primary]) + extra > cap:
+            cut = len(result[primary]) + extra - cap
             result[primary] = result[primary][:cap]
     last: dict[str, Any] = result
     for level in LEVELS[1:]:
@@ -164,19 +195,31 @@ def _default_recover(kind: str) -> str:
     return "pass --limit N / --json / --fields a,b for exactly what you need"
 
 
-def _primary_list_key(payload: Mapping[str, Any]) -> str | None:
-    """The longest top-level list of objects (items, hits, entries...)."""
+def _primary_list_key(
+    payload: Mapping[str, Any], longer: str | None = None, extra: int = 0
+) -> str | None:
+    """The longest top-level list of objects (items, hits, entries...).
+
+    ``longer``: a list that holds ``extra`` rows more than are present.
+    """
     best: str | None = None
     best_len = -1
     for key, value in payload.items():
         is_rows = isinstance(value, list) and all(isinstance(v, Mapping) for v in value)
-        if is_rows and value and len(value) > best_len:
-            best, best_len = key, len(value)
+        length = len(value) + extra if key == longer else len(value) if is_rows else 0
+        if is_rows and value and length > best_len:
+            best, best_len = key, length
     return best
 
 
 #: The smallest a row can be on the wire (``{"id":"pm-xxxx"}``).
 MIN_ROW_BYTES = 16
+
+
+def row_cap(budget_tokens: int) -> int:
+    """How many rows of a list can matter under ``budget_tokens``: more never fit."""
+    return budget_tokens * 4 // MIN_ROW_BYTES + 1
+
 
 _LIMITS = {"compact": (240, 5), "brief": (120, 3), "summary": (120, 3), "counts": (80, 0)}
 

@@ -63,14 +63,22 @@ def list_page(
     offset: int,
     limit: int | None,
     row_fields: tuple[str, ...] | None,
-) -> tuple[list[dict[str, Any]], int, list[str]] | None:
-    """``(rows, total, skipped_corrupt)`` for a listing, or None to scan files."""
+    head: int | None = None,
+) -> tuple[list[dict[str, Any]], int, list[str], tuple[int, int] | None] | None:
+    """``(rows, total, skipped_corrupt, rest)`` for a listing, or None to scan files.
+
+    ``head`` (default rows, no ``limit``): build at most that many rows; ``rest``
+    is then ``(count, bytes)`` of the page's rows left unbuilt, their compact
+    JSON size with a comma each (None when every row was built).
+    """
     from pm_core.tracker import indexing
 
     if sort not in ORDERS:
         return None
 
-    def compute(index: ReadIndex) -> tuple[list[dict[str, Any]], int, list[str]]:
+    def compute(
+        index: ReadIndex,
+    ) -> tuple[list[dict[str, Any]], int, list[str], tuple[int, int] | None]:
         where = ["e.live = 1"]
         params: list[Any] = []
         if not with_terminal:
@@ -97,9 +105,15 @@ def list_page(
             params.append(parent_id)
         clause = " AND ".join(where)
         db = index.db
-        total = int(
-            db.execute(f"SELECT COUNT(*) FROM entries e WHERE {clause}", params).fetchone()[0]
-        )
+        sized = head is not None and limit is None and row_fields is None
+        total, size = db.execute(
+            f"SELECT COUNT(*), {'SUM(e.list_bytes)' if sized else '0'} FROM entries e "
+            f"WHERE {clause}",
+            params,
+        ).fetchone()
+        total = int(total)
+        if sized and head is not None and total - offset > head:
+            return _head_rows(tracker, index, clause, params, sort, offset, head, total, int(size))
         columns = (
             "e.id, e.title, e.type, e.status, e.priority, e.tags, e.assignee, p.target, e.updated_at"
             if row_fields is None
@@ -114,9 +128,63 @@ def list_page(
             rows = [_default_row(r) for r in cursor]
         else:
             rows = _field_rows(index, cursor.fetchall(), row_fields)
-        return rows, total, _corrupt(tracker, index)
+        return rows, total, _corrupt(tracker, index), None
 
     return indexing.answer(tracker, compute)
+
+
+#: JSON bytes a row's parent adds (``,"parent":"pm-x"``), or 0 without one.
+_PARENT_BYTES = (
+    "(CASE WHEN p.target IS NOT NULL AND p.target != '' "
+    "THEN 10 + length(CAST(json_quote(p.target) AS BLOB)) ELSE 0 END)"
+)
+
+
+def _head_rows(
+    tracker: Tracker,
+    index: ReadIndex,
+    clause: str,
+    params: list[Any],
+    sort: str,
+    offset: int,
+    head: int,
+    total: int,
+    size: int,
+) -> tuple[list[dict[str, Any]], int, list[str], tuple[int, int] | None]:
+    """The first ``head`` default rows after ``offset``, and the size of the rest.
+
+    ``size`` is the rows' JSON bytes without parents (``entries.list_bytes``);
+    parents are added from their table, and the rows before the page and in
+    it are subtracted.
+    """
+    db = index.db
+    (parents,) = db.execute(
+        f"SELECT COALESCE(SUM({_PARENT_BYTES}), 0) FROM parents p "
+        f"JOIN entries e ON e.id = p.source WHERE {clause}",
+        params,
+    ).fetchone()
+    size += int(parents)
+    ordered = (
+        f"FROM entries e LEFT JOIN parents p ON p.source = e.id WHERE {clause} "
+        f"ORDER BY {ORDERS[sort]}"
+    )
+    if offset:
+        (before,) = db.execute(
+            f"SELECT COALESCE(SUM(b), 0) FROM (SELECT e.list_bytes + {_PARENT_BYTES} AS b "
+            f"{ordered} LIMIT ?)",
+            [*params, offset],
+        ).fetchone()
+        size -= int(before)
+    rows = []
+    for r in db.execute(
+        "SELECT e.id, e.title, e.type, e.status, e.priority, e.tags, e.assignee, p.target, "
+        f"e.updated_at, e.list_bytes + {_PARENT_BYTES} {ordered} LIMIT ? OFFSET ?",
+        [*params, head, offset],
+    ):
+        rows.append(_default_row(r))
+        size -= r[9]
+    count = total - offset - len(rows)
+    return rows, total, _corrupt(tracker, index), (count, size + count)
 
 
 def _default_row(r: Sequence[Any]) -> dict[str, Any]:
@@ -127,7 +195,7 @@ def _default_row(r: Sequence[Any]) -> dict[str, Any]:
         "type": r[2],
         "status": r[3],
         "priority": r[4],
-        "tags": json.loads(r[5]),
+        "tags": [] if r[5] == "[]" else json.loads(r[5]),
     }
     if r[6]:
         row["assignee"] = r[6]
@@ -197,6 +265,12 @@ def search_page(
             return [Scored(r[0], 0.0, ()) for r in rows], total, {r[0]: r[1:] for r in rows}
         with_tokens = mode != "keyword"
         rids = _candidates(db, parsed, tracker.prefix)
+        if mode == "keyword" and match in ("or", "and", "exact"):
+            page = _keyword_page(
+                db, where, params, rids, parsed, tracker.prefix, match, weights, min_score, limit
+            )
+            if page is not None:
+                return page
         docs = _documents(db, where, params, rids, tracker.prefix, with_tokens)
         if rids is not None and match == "or" and with_tokens:
             kept = int(
@@ -323,6 +397,140 @@ def _documents(
             )
         )
     return docs
+
+
+#: An SQL fragment and its parameters, in order.
+Fragment = tuple[str, list[Any]]
+
+
+def _join(fragments: Sequence[Fragment], glue: str) -> Fragment:
+    return glue.join(f[0] for f in fragments), [a for f in fragments for a in f[1]]
+
+
+def _count(group: str, needle: str) -> Fragment:
+    """``text.count(needle)`` (non-overlapping) of a field group; 0 when it is empty.
+
+    Byte lengths: the needle is ASCII, so each occurrence removed shortens the
+    UTF-8 text by exactly its length.
+    """
+    column = f"d.g_{group}"
+    # instr() first: most groups hold no occurrence, and it copies nothing.
+    sql = (
+        f"(CASE WHEN IFNULL(instr({column}, ?), 0) = 0 THEN 0 "
+        f"ELSE (length(CAST({column} AS BLOB)) - "
+        f"length(CAST(replace({column}, ?, '') AS BLOB))) / ? END)"
+    )
+    return sql, [needle, needle, len(needle)]
+
+
+def _keyword_sql(
+    query: Query, weights: Mapping[str, float], match: str
+) -> tuple[Fragment, Fragment, Fragment]:
+    """``(counts, score, matches)``: SQL for :func:`search.keyword_score` and ``_matches``.
+
+    ``counts`` are columns read once per document (``c<token>_<group>``, the
+    phrase total ``ph``, the title flags); ``score`` and ``matches`` are
+    expressions over them. The score adds the same terms in the same order
+    as the reference, so the doubles are bit-identical (adding a zero changes
+    nothing). Pins are the caller's.
+    """
+    from pm_core.tracker.search import (
+        ALL_TERMS_BONUS,
+        PHRASE_HIT_WEIGHT,
+        TITLE_PHRASE_BONUS,
+        TITLE_TOKEN_BONUS,
+    )
+
+    columns: list[Fragment] = []
+    terms: list[Fragment] = [("0.0", [])]
+    found: list[str] = []
+    for n, token in enumerate(query.tokens):
+        columns.append((f"instr(d.title_tokens, ?) > 0 AS t{n}", [f" {token} "]))
+        terms.append((f"(CASE WHEN t{n} THEN ? ELSE 0.0 END)", [TITLE_TOKEN_BONUS]))
+        for g, group in enumerate(GROUPS):
+            sql, args = _count(group, token)
+            columns.append((f"{sql} AS c{n}_{g}", args))
+            terms.append((f"c{n}_{g} * ?", [weights.get(group, 1.0)]))
+        found.append("(" + " + ".join(f"c{n}_{g}" for g in range(len(GROUPS))) + ") > 0")
+    every = " AND ".join(found)
+    if len(query.tokens) > 1:
+        phrase = query.phrase
+        hits = _join([_count(g, phrase) for g in GROUPS], " + ")
+        columns.append((f"({hits[0]}) AS ph", hits[1]))
+        columns.append(("instr(IFNULL(d.g_title, ''), ?) > 0 AS tp", [phrase]))
+        terms.append((f"(CASE WHEN {every} THEN ? ELSE 0.0 END)", [ALL_TERMS_BONUS]))
+        terms.append(("(CASE WHEN tp THEN ? ELSE 0.0 END)", [TITLE_PHRASE_BONUS]))
+        terms.append(("? * ph", [PHRASE_HIT_WEIGHT]))
+    if match == "and":
+        matches: Fragment = (every, [])
+    elif match == "exact":
+        columns.append(
+            (
+                "(" + " OR ".join(f"instr(IFNULL(d.g_{g}, ''), ?) > 0" for g in GROUPS) + ") AS ex",
+                [query.phrase] * len(GROUPS),
+            )
+        )
+        matches = ("ex", [])
+    else:
+        matches = ("1", [])
+    return _join(columns, ", "), _join(terms, " + "), matches
+
+
+def _keyword_page(
+    db: Any,
+    where: str,
+    params: list[Any],
+    rids: set[int] | None,
+    parsed: Query,
+    prefix: str,
+    match: str,
+    weights: Mapping[str, float],
+    min_score: float,
+    limit: int,
+) -> tuple[list[Scored], int, dict[str, tuple[str, str, str]]] | None:
+    """Keyword search scored in SQL; only the best ``limit`` documents are loaded.
+
+    Their scores are recomputed by the reference scorer (which also names the
+    matched fields); None if any differs, and the caller scores in Python.
+    """
+    from pm_core.tracker.search import EXACT_ID_SCORE, SHORT_ID_SCORE, keyword_score
+
+    counts, score, matches = _keyword_sql(parsed, weights, match)
+    raw = sorted({w.lower().lstrip("#") for w in parsed.text.split()})
+    shorts = sorted({prefix + w for w in raw if w}) if prefix else []
+    pin = (
+        f"(CASE WHEN e.id IN ({_marks(raw) or 'NULL'}) THEN {int(EXACT_ID_SCORE)} "
+        f"WHEN e.id IN ({_marks(shorts) or 'NULL'}) THEN {int(SHORT_ID_SCORE)} ELSE 0 END)"
+    )
+    args: list[Any] = [*raw, *shorts, *counts[1], *params]
+    # Materialized: each count is taken once, not once per use in the score.
+    sql = (
+        f"WITH c AS MATERIALIZED (SELECT e.rid, e.id, {pin} AS pin, {counts[0]} "
+        f"FROM entries e JOIN docs d ON d.rid = e.rid WHERE {where}"
+    )
+    if rids is not None:
+        sql += " AND e.rid IN (SELECT value FROM json_each(?))"
+        args.append(json.dumps(sorted(rids)))
+    sql += f"), s AS (SELECT rid, id, pin, {score[0]} AS score, {matches[0]} AS ok FROM c) "
+    args.extend([*score[1], *matches[1], min_score, limit])
+    # A pin always counts; otherwise the document must match and score.
+    ranked = db.execute(
+        f"{sql}SELECT rid, id, pin, score, COUNT(*) OVER () FROM s "
+        "WHERE pin > 0 OR (ok AND score > 0 AND score >= ?) "
+        "ORDER BY pin DESC, CASE WHEN pin > 0 THEN pin ELSE score END DESC, id LIMIT ?",
+        args,
+    ).fetchall()
+    if not ranked:
+        return [], 0, {}
+    docs = {d.id: d for d in _documents(db, "1", [], {r[0] for r in ranked}, prefix, False)}
+    best: list[Scored] = []
+    for _rid, item_id, pinned, value, _total in ranked:
+        scored = keyword_score(docs[item_id], parsed, weights)
+        if scored.pinned != pinned or (not pinned and scored.score != value):
+            return None
+        best.append(scored)
+    info = {d.id: (d.title, d.type, d.status) for d in docs.values()}
+    return best, int(ranked[0][4]), info
 
 
 def _empty_doc() -> Any:

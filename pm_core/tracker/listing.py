@@ -16,6 +16,7 @@ from pm_core.tracker.view import build_view
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
+    from pm_core.tracker.budget import Elided
 
 DEFAULT_ROW_FIELDS: tuple[str, ...] = (
     "id",
@@ -86,6 +87,54 @@ def list_items(
     Returns ``{items, total, returned, has_more, next_offset?, filters,
     skipped_corrupt?}``.
     """
+    return _list(
+        tracker,
+        None,
+        status=status,
+        type=type,
+        tags=tags,
+        assignee=assignee,
+        parent=parent,
+        include_terminal=include_terminal,
+        priority=priority,
+        fields=fields,
+        limit=limit,
+        offset=offset,
+        sort=sort,
+        field_filters=field_filters,
+    )[0]
+
+
+def list_head(tracker: Tracker, head: int, **options: Any) -> tuple[dict[str, Any], Elided | None]:
+    """:func:`list_items` with at most ``head`` rows built when no ``limit`` is given.
+
+    A caller that prints under a token ceiling never shows more than
+    :func:`pm_core.tracker.budget.row_cap` rows, so building the others is
+    waste. ``returned``/``has_more`` still count every row; the rows left out
+    come back as an :class:`~pm_core.tracker.budget.Elided` (None: all built).
+    """
+    if head < 1:
+        raise UsageError(f"head must be at least 1, got {head}")
+    return _list(tracker, head, **options)
+
+
+def _list(
+    tracker: Tracker,
+    head: int | None,
+    *,
+    status: str | Sequence[str] | None = None,
+    type: str | Sequence[str] | None = None,
+    tags: Sequence[str] = (),
+    assignee: str | None = None,
+    parent: str | None = None,
+    include_terminal: bool = False,
+    priority: int | str | Sequence[int | str] | None = None,
+    fields: Sequence[str] | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+    sort: str = "default",
+    field_filters: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any], Elided | None]:
     schema = tracker.schema
     if sort not in SORTS:
         raise UsageError(f"unknown sort {sort!r}", hint=f"use one of: {', '.join(SORTS)}")
@@ -131,9 +180,11 @@ def list_items(
             offset=offset,
             limit=limit,
             row_fields=row_fields,
+            head=head,
         )
+    rest: tuple[int, int] | None = None
     if page is not None:
-        rows, total, corrupt = page
+        rows, total, corrupt, rest = page
     else:
         rows, total, corrupt = _scan_page(
             tracker,
@@ -150,11 +201,15 @@ def list_items(
             limit=limit,
             row_fields=row_fields,
         )
-    end = offset + len(rows)
+    if rest is None and head is not None and len(rows) > head:
+        rest = _rest_of(rows[head:])
+        rows = rows[:head]
+    unbuilt = rest[0] if rest else 0
+    end = offset + len(rows) + unbuilt
     result: dict[str, Any] = {
         "items": rows,
         "total": total,
-        "returned": len(rows),
+        "returned": len(rows) + unbuilt,
         "has_more": end < total,
     }
     if end < total:
@@ -174,7 +229,20 @@ def list_items(
     )
     if corrupt:
         result["skipped_corrupt"] = corrupt
-    return result
+    if not rest or not rest[0]:
+        return result, None
+    from pm_core.tracker.budget import Elided
+
+    return result, Elided("items", rest[0], rest[1])
+
+
+def _rest_of(rows: list[dict[str, Any]]) -> tuple[int, int]:
+    """``(count, bytes)`` of rows: their compact JSON, each with a comma."""
+    import json
+
+    text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+    # "[a,b]" holds one comma fewer than rows, and two brackets.
+    return len(rows), len(text.encode("utf-8")) - 1
 
 
 def _scan_page(

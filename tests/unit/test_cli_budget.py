@@ -7,14 +7,16 @@ from typing import Any
 
 import pytest
 
-from pm_core.cli.output import encode_toon, render
+from pm_core.cli.output import encode_toon, render, render_head
 from pm_core.tracker.budget import (
     OMITTED_KEY,
+    Elided,
     ceiling,
     estimate_tokens,
     fit,
     json_measure,
     project,
+    row_cap,
 )
 
 
@@ -161,3 +163,56 @@ def test_shrinking_work_is_bounded_by_the_budget_not_the_list() -> None:
     # Every trial is capped near the budget (2000 tokens / 16 bytes a row).
     assert max(measured_rows[1:]) <= 2000 * 4 // 16 + 1
     assert len(measured_rows) < 40
+
+
+def _split(payload: dict[str, Any], keep: int) -> tuple[dict[str, Any], Elided]:
+    """The payload with only its first ``keep`` rows, and what the rest adds as JSON."""
+    rest = payload["items"][keep:]
+    head = dict(payload, items=payload["items"][:keep])
+    size = len(json.dumps(rest, ensure_ascii=False, separators=(",", ":")).encode()) - 1
+    return head, Elided("items", len(rest), size)
+
+
+@pytest.mark.parametrize("fmt", ["toon", "json"])
+def test_render_of_elided_rows_equals_render_of_every_row(fmt: str) -> None:
+    payload = _rows(3000, description='é\t"quoted"')
+    budget = ceiling("read", fmt)
+    head, elided = _split(payload, row_cap(budget))
+    expected = render(payload, fmt=fmt)
+    assert render(head, fmt=fmt, elided=elided) == expected
+    assert fit(head, budget, full_size=json_measure(payload), elided=elided) == fit(
+        payload, budget, full_size=json_measure(payload)
+    )
+
+
+def test_render_head_builds_only_the_rows_that_can_show() -> None:
+    payload = _rows(5000, description="")
+    asked: list[int | None] = []
+
+    def fetch(head: int | None) -> tuple[dict[str, Any], Elided | None]:
+        asked.append(head)
+        return _split(payload, head) if head is not None else (payload, None)
+
+    assert render_head(fetch) == render(payload)
+    assert asked == [row_cap(ceiling("read", "toon"))]
+
+
+def test_render_head_fetches_every_row_when_the_whole_list_is_small() -> None:
+    # Tiny rows: the whole list is under three ceilings, so it is rendered as is.
+    payload = {"items": [{"id": f"pm-{n:04d}"} for n in range(1200)], "total": 1200}
+    asked: list[int | None] = []
+
+    def fetch(head: int | None) -> tuple[dict[str, Any], Elided | None]:
+        asked.append(head)
+        return _split(payload, head) if head is not None else (payload, None)
+
+    assert render_head(fetch) == render(payload)
+    assert asked == [row_cap(ceiling("read", "toon")), None]
+
+
+def test_elided_rows_without_the_rows_that_fit_are_refused() -> None:
+    head, elided = _split(_rows(3000, description=""), 10)
+    with pytest.raises(ValueError, match="first rows"):
+        fit(head, 4000, full_size=10**6, elided=elided)
+    with pytest.raises(ValueError, match="token budget"):
+        fit(head, None, elided=elided)
