@@ -1,10 +1,12 @@
 """``pm next`` and ``pm context`` (brief) answered from the read index.
 
 :mod:`pm_core.tracker.ranking` is the reference: it builds a view of every
-item and ranks in Python. Here SQL does the whole-tracker work (containers,
-the candidate pool, blockers, dependents, counts) and Python ranks the pool
-column by column with the same arithmetic, in the same order, so scores and
-orderings are identical. Only the rows shown are loaded as items, and the
+item and ranks in Python. Here SQLite does the whole-pool work: the
+candidate pool in baseline order, each candidate's relevance with the
+reference's arithmetic (same signals, weights, float operations and order of
+summation, rounded by Python's own ``round``), the buckets and their counts.
+Blockers, dependents and containers come from the ``derived`` table
+(:mod:`pm_core.tracker.indexderived`). Python sees only the rows shown; the
 reference's own row and reason builders format them from a small view.
 ``tests/unit/test_index.py`` checks both paths give equal results.
 """
@@ -15,158 +17,200 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from pm_core.tracker.indexsource import (
-    ACTIVITY,
-    AFFINITY,
-    DEADLINE,
-    HOLDER,
-    ID,
-    KNOWLEDGE,
-    PRIORITY,
-    RISK,
-    STATUS,
-    TYPE,
-    UPDATED_EPOCH,
-    Row,
-    Source,
-)
-from pm_core.tracker.view import HIGH_LEVEL_TYPES
+from pm_core.tracker.indexsource import Source
+from pm_core.tracker.order import HIGH_LEVEL_TYPES
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
     from pm_core.tracker.index import ReadIndex
 
 
-def rank_rows(
-    source: Source,
-    ordered: list[Row],
-    *,
-    focus: str | None,
-    unblocks: dict[str, int] | None,
-) -> list[float]:
-    """Relevance of each row (rows in baseline order): the reference ``rank`` by columns.
-
-    Signals are computed and summed in the reference's order with the same
-    float operations, so every score is bit-for-bit the reference's.
-    """
-    from pm_core.tracker.ranking import SIGNAL_WEIGHTS, _deadline_pressure
-
-    n = len(ordered)
-    if not n:
-        return []
-    me = source.author
-    signals: list[tuple[str, list[float]]] = [
-        ("structural", [1.0 - (k / (n - 1) if n > 1 else 0.0) for k in range(n)]),
-        ("priority_pressure", [(4 - max(0, min(4, r[PRIORITY]))) / 4 for r in ordered]),
-    ]
-    updated = [r[UPDATED_EPOCH] for r in ordered]
-    low, high = min(updated), max(updated)
-    if high > low:
-        span = high - low
-        signals.append(("recency", [(v - low) / span for v in updated]))
-    _relative(signals, "activity_density", [r[ACTIVITY] for r in ordered])
-    _relative(signals, "knowledge_density", [r[KNOWLEDGE] for r in ordered])
-    if focus and source.is_live(focus):
-        distance = source.distances(focus, 4)
-        signals.append(
-            (
-                "graph_proximity",
-                [1 / (1 + distance[r[ID]]) if r[ID] in distance else 0.0 for r in ordered],
-            )
-        )
-    else:
-        counts = unblocks if unblocks is not None else source.blocking()[1]
-        _relative(signals, "graph_proximity", [counts.get(r[ID], 0) for r in ordered])
-    claim = [1.0 if (r[HOLDER] == me or r[ID] == focus) else 0.0 for r in ordered]
-    if any(claim):
-        signals.append(("claim_focus", claim))
-    risk = [r[RISK] for r in ordered]
-    if any(risk):
-        signals.append(("risk_pressure", risk))
-    if any(r[DEADLINE] for r in ordered):
-        now = source.now
-        signals.append(
-            ("deadline_pressure", [_deadline_pressure(r[DEADLINE], now) for r in ordered])
-        )
-    affinity = [1.0 if r[AFFINITY] else 0.0 for r in ordered]
-    if any(affinity):
-        signals.append(("author_affinity", affinity))
-    weight = 0.0
-    total = [0.0] * n
-    for name, values in signals:
-        w = SIGNAL_WEIGHTS[name]
-        weight += w
-        total = [t + v * w for t, v in zip(total, values, strict=True)]
-    if not weight:
-        return [0.0] * n
-    return [round(t / weight, 4) for t in total]
-
-
-def _relative(signals: list[tuple[str, list[float]]], name: str, counts: list[int]) -> None:
-    top = max(counts, default=0)
-    if top > 0:
-        signals.append((name, [v / top for v in counts]))
-
-
-def by_score(rows: list[Row], scores: list[float]) -> list[int]:
-    """Positions by score desc; ties keep the baseline order."""
-    # A stable sort keeps equal scores in baseline order, also when reversed.
-    return sorted(range(len(rows)), key=scores.__getitem__, reverse=True)
-
-
-class _Pipe:
-    """Candidates in their buckets, each in ranked order (rows, not items)."""
+class Ranked:
+    """One pool scored in SQL: counts per bucket, the top ids of each, their scores."""
 
     def __init__(self) -> None:
-        self.ready: list[Row] = []
-        self.blocked: list[Row] = []
-        self.decisions: list[Row] = []
-        self.held: list[Row] = []
-        self.scores: dict[str, float] = {}
         self.candidates = 0
         self.containers_skipped = 0
-        self.unblocks: dict[str, int] | None = None
+        self.counts: dict[str, int] = {}
+        self.top: dict[str, list[str]] = {}
+        self.scores: dict[str, float] = {}
 
 
-def _pipeline(
-    source: Source, parent_id: str | None, include_decisions: bool, focus: str | None
-) -> _Pipe:
-    """The reference ``run_pipeline`` over index rows."""
-    pipe = _Pipe()
-    containers = source.containers()
-    scope = source.descendants(parent_id) if parent_id else None
-    eligible = sorted(source.active_statuses | source.blocked_statuses)
-    rows = source.pool(f"status IN ({','.join('?' * len(eligible))})", eligible, done_first=True)
-    pool: list[Row] = []
-    for r in rows:
-        if scope is not None and r[ID] not in scope:
-            continue
-        pipe.candidates += 1
-        if r[ID] in containers:
-            pipe.containers_skipped += 1
-            continue
-        pool.append(r)
-    unresolved, unblocks = source.blocking()
-    if not (focus and source.is_live(focus)):
-        pipe.unblocks = unblocks
-    scores = rank_rows(source, pool, focus=focus, unblocks=unblocks)
-    pipe.scores = {r[ID]: score for r, score in zip(pool, scores, strict=True)}
-    blocked_statuses = source.blocked_statuses
+Signal = tuple[str, str, list[Any]]
+
+
+def _signals(
+    source: Source, table: str, focus_live: bool, focus: str | None, conditions: Sequence[str]
+) -> tuple[list[Signal], list[int]]:
+    """The available signals over ``table`` and its row counts (all, then per condition).
+
+    Signals are ``[(name, SQL expression, its parameters)]``, mirroring
+    :func:`pm_core.tracker.ranking.compute_signals`: a signal the reference
+    leaves out is left out here too, so the weight sum matches. One scan of
+    the pool gives both.
+    """
     me = source.author
-    for k in by_score(pool, scores):
-        r = pool[k]
-        if r[TYPE] == "Decision":
-            pipe.decisions.append(r)
-            if not include_decisions:
-                continue
-        holder = r[HOLDER]
-        if holder and holder != me:
-            pipe.held.append(r)
-        elif r[STATUS] in blocked_statuses or r[ID] in unresolved:
-            pipe.blocked.append(r)
-        else:
-            pipe.ready.append(r)
-    return pipe
+    sums = "".join(f", COALESCE(SUM({c}), 0)" for c in conditions)
+    row = source.db.execute(
+        "SELECT COUNT(*), MIN(updated_epoch), MAX(updated_epoch), MAX(activity), "
+        "MAX(knowledge), MAX(unblocks), MAX(COALESCE(holder = ?, 0) OR id IS ?), "
+        "MAX(COALESCE(risk_value, 0.0) != 0), MAX(COALESCE(deadline, '') != ''), "
+        f"MAX(affinity){sums} FROM {table}",
+        (me, focus),
+    ).fetchone()
+    n, low, high, activity, knowledge, unblocks, claim, risk, deadline, affinity = row[:10]
+    counts = [int(n), *(int(c) for c in row[10:])]
+    if not n:
+        return [], counts
+    signals: list[Signal] = [
+        (
+            "structural",
+            "(1.0 - (CAST(k - 1 AS REAL) / ?))" if n > 1 else "1.0",
+            [float(n - 1)] if n > 1 else [],
+        ),
+        ("priority_pressure", "((4 - MAX(0, MIN(4, priority))) / 4.0)", []),
+    ]
+    if high > low:
+        signals.append(("recency", "((updated_epoch - ?) / ?)", [low, high - low]))
+    if activity:
+        signals.append(("activity_density", "(CAST(activity AS REAL) / ?)", [activity]))
+    if knowledge:
+        signals.append(("knowledge_density", "(CAST(knowledge AS REAL) / ?)", [knowledge]))
+    if focus_live:
+        proximity = "(CASE WHEN dist IS NULL THEN 0.0 ELSE 1.0 / (1 + dist) END)"
+        signals.append(("graph_proximity", proximity, []))
+    elif unblocks:
+        signals.append(("graph_proximity", "(CAST(unblocks AS REAL) / ?)", [unblocks]))
+    if claim:
+        claimed = "(CASE WHEN COALESCE(holder = ?, 0) OR id IS ? THEN 1.0 ELSE 0.0 END)"
+        signals.append(("claim_focus", claimed, [me, focus]))
+    if risk:
+        signals.append(("risk_pressure", "COALESCE(risk_value, 0.0)", []))
+    if deadline:
+        signals.append(("deadline_pressure", "pm_deadline_pressure(deadline)", []))
+    if affinity:
+        signals.append(("author_affinity", "(CASE WHEN affinity THEN 1.0 ELSE 0.0 END)", []))
+    return signals, counts
+
+
+def _total_sql(signals: Sequence[Signal]) -> tuple[str, list[Any], float]:
+    """``sum(value * weight)`` in the reference's order, its parameters, and the weight sum.
+
+    Weights are bound as parameters (never printed and parsed back), so every
+    operand is the very float the reference multiplies by.
+    """
+    from pm_core.tracker.ranking import SIGNAL_WEIGHTS
+
+    total = "0.0"
+    weight = 0.0
+    params: list[Any] = []
+    for name, expr, values in signals:
+        w = SIGNAL_WEIGHTS[name]
+        weight += w
+        total = f"({total} + ({expr} * ?))"
+        params += [*values, w]
+    return total, params, weight
+
+
+def rank_pool(
+    source: Source,
+    *,
+    where: str,
+    params: Sequence[Any],
+    done_first: bool,
+    skip_containers: bool,
+    scope: str | None,
+    focus: str | None,
+    buckets: Iterable[tuple[str, str, int]],
+) -> Ranked:
+    """Score the non-terminal live items matching ``where`` and take each bucket's top.
+
+    ``buckets``: ``(name, SQL condition over the pool, how many)``; ``scope``:
+    a temp table of ids to keep (a parent's descendants), or None.
+    """
+    out = Ranked()
+    focus_live = bool(focus) and source.is_live(focus or "")
+    dist = source.distance_table(focus or "", 4) if focus_live else None
+    with source.pool_table(
+        where,
+        params,
+        done_first=done_first,
+        skip_containers=skip_containers,
+        scope=scope,
+        dist=dist,
+    ) as pool:
+        buckets = list(buckets)
+        signals, counts = _signals(source, pool, focus_live, focus, [c for _, c, _ in buckets])
+        out.candidates = sum(counts[:1])
+        if skip_containers:
+            out.containers_skipped = source.containers_matching(where, params, scope)
+            out.candidates += out.containers_skipped
+        if not signals:
+            return out
+        total, total_params, weight = _total_sql(signals)
+        for (name, condition, count), found in zip(buckets, counts[1:], strict=True):
+            out.counts[name] = found
+            top = _top(source, pool, condition, count, total, total_params, weight)
+            out.top[name] = [item_id for item_id, _ in top]
+            out.scores.update(top)
+    return out
+
+
+def _top(
+    source: Source,
+    pool: str,
+    condition: str,
+    count: int,
+    total: str,
+    params: Sequence[Any],
+    weight: float,
+) -> list[tuple[str, float]]:
+    """The ``count`` best rows by rounded score, ties in baseline order: ``[(id, score)]``.
+
+    SQLite orders by the unrounded total; Python rounds exactly as the
+    reference does. Rounding can only merge neighbours, so rows are read
+    until the rounded score drops below the last place's, then sorted again.
+    """
+    if count <= 0:
+        return []
+    fetch = count + 16
+    while True:
+        rows = source.db.execute(
+            f"SELECT id, {total} AS total, k FROM {pool} WHERE {condition} "
+            "ORDER BY total DESC, k LIMIT ?",
+            [*params, fetch],
+        ).fetchall()
+        scored = [(item_id, round(t / weight, 4), k) for item_id, t, k in rows]
+        if len(rows) < fetch or (len(scored) > count and scored[-1][1] < scored[count - 1][1]):
+            break
+        fetch *= 4
+    scored.sort(key=lambda r: (-r[1], r[2]))
+    return [(item_id, score) for item_id, score, _ in scored[:count]]
+
+
+def _quoted(values: Iterable[str]) -> str:
+    return ",".join("'" + v.replace("'", "''") + "'" for v in sorted(values))
+
+
+def next_buckets(source: Source, include_decisions: bool, limit: int) -> list[tuple[str, str, int]]:
+    """The reference's buckets as SQL: decisions, then held, blocked, ready."""
+    me = source.author.replace("'", "''")
+    decision = "type = 'Decision'"
+    held = f"COALESCE(holder, '') != '' AND holder != '{me}'"
+    statuses = _quoted(source.blocked_statuses)
+    blocked = f"(status IN ({statuses}) OR unresolved)" if statuses else "(unresolved)"
+    keep = "1" if include_decisions else f"NOT {decision}"
+    return [
+        ("decisions", decision, limit),
+        ("held", f"{keep} AND {held}", limit),
+        ("blocked", f"{keep} AND NOT ({held}) AND {blocked}", limit),
+        ("ready", f"{keep} AND NOT ({held}) AND NOT {blocked}", limit),
+    ]
+
+
+def _eligible(source: Source) -> tuple[str, list[str]]:
+    eligible = sorted(source.active_statuses | source.blocked_statuses)
+    return f"e.status IN ({','.join('?' * len(eligible))})", eligible
 
 
 def _require_parent(tracker: Tracker, source: Source, parent: str | None) -> str | None:
@@ -180,16 +224,16 @@ def _require_parent(tracker: Tracker, source: Source, parent: str | None) -> str
     return parent_id
 
 
-def _formatter(source: Source, shown: Iterable[Row], focus: str | None) -> Any:
-    """A view of the shown rows, and a function turning rows into the reference's dicts."""
+def _formatter(source: Source, shown: Iterable[str], focus: str | None) -> Any:
+    """A view of the shown ids, and a function turning ids into the reference's dicts."""
     from pm_core.tracker.ranking import row
 
-    view = source.view_for((r[ID] for r in shown), focus)
+    view = source.view_for(shown, focus)
 
-    def rows(items: Sequence[Row], scores: dict[str, float], count: int) -> list[dict[str, Any]]:
+    def rows(ids: Sequence[str], scores: dict[str, float], count: int) -> list[dict[str, Any]]:
         return [
-            row(view, view.by_id[r[ID]], scores.get(r[ID], 0.0), focus=focus, now=source.now)
-            for r in items[:count]
+            row(view, view.by_id[i], scores.get(i, 0.0), focus=focus, now=source.now)
+            for i in ids[:count]
         ]
 
     return view, rows
@@ -211,34 +255,49 @@ def next_items(
     from pm_core.tracker.ranking import next_result
 
     def compute(index: ReadIndex) -> dict[str, Any]:
-        source = Source(tracker, index, now)
-        parent_id = _require_parent(tracker, source, parent)
-        return _next(source, parent_id, focus_id(tracker))
+        with Source(tracker, index, now) as source:
+            parent_id = _require_parent(tracker, source, parent)
+            scope = source.scope_table(parent_id) if parent_id else None
+            focus = focus_id(tracker)
+            where, params = _eligible(source)
+            ranked = rank_pool(
+                source,
+                where=where,
+                params=params,
+                done_first=True,
+                skip_containers=True,
+                scope=scope,
+                focus=focus,
+                buckets=next_buckets(source, include_decisions, limit),
+            )
+            top = ranked.top
+            lists = ["ready"] if ready_only else ["ready", "blocked", "decisions", "held"]
+            _, rows = _formatter(source, [i for name in lists for i in top.get(name, [])], focus)
 
-    def _next(source: Source, parent_id: str | None, focus: str | None) -> dict[str, Any]:
-        pipe = _pipeline(source, parent_id, include_decisions, focus)
-        lists = (
-            [pipe.ready] if ready_only else [pipe.ready, pipe.blocked, pipe.decisions, pipe.held]
-        )
-        _, rows = _formatter(source, [r for group in lists for r in group[:limit]], focus)
-        return next_result(
-            ready=rows(pipe.ready, pipe.scores, limit),
-            blocked=[] if ready_only else rows(pipe.blocked, pipe.scores, limit),
-            decisions=[] if ready_only else rows(pipe.decisions, pipe.scores, limit),
-            held=[] if ready_only else rows(pipe.held, pipe.scores, limit),
-            counts={
-                "candidates": pipe.candidates,
-                "ready": len(pipe.ready),
-                "blocked": len(pipe.blocked),
-                "decision_needed": len(pipe.decisions),
-                "held_by_others": len(pipe.held),
-                "containers_skipped": pipe.containers_skipped,
-            },
-            parent_id=parent_id,
-            corrupt=source.corrupt_paths(),
-            limit=limit,
-            token_budget=token_budget,
-        )
+            def shown(name: str) -> list[dict[str, Any]]:
+                if ready_only and name != "ready":
+                    return []
+                out: list[dict[str, Any]] = rows(top.get(name, []), ranked.scores, limit)
+                return out
+
+            return next_result(
+                ready=shown("ready"),
+                blocked=shown("blocked"),
+                decisions=shown("decisions"),
+                held=shown("held"),
+                counts={
+                    "candidates": ranked.candidates,
+                    "ready": ranked.counts.get("ready", 0),
+                    "blocked": ranked.counts.get("blocked", 0),
+                    "decision_needed": ranked.counts.get("decisions", 0),
+                    "held_by_others": ranked.counts.get("held", 0),
+                    "containers_skipped": ranked.containers_skipped,
+                },
+                parent_id=parent_id,
+                corrupt=source.corrupt_paths(),
+                limit=limit,
+                token_budget=token_budget,
+            )
 
     return indexing.answer(tracker, compute)
 
@@ -266,39 +325,53 @@ def context(
     from pm_core.tracker.ranking import context_result
 
     def compute(index: ReadIndex) -> dict[str, Any]:
-        source = Source(tracker, index, now)
-        parent_id = _require_parent(tracker, source, parent)
-        return _context(source, parent_id, focus_id(tracker))
-
-    def _context(source: Source, parent_id: str | None, focus: str | None) -> dict[str, Any]:
-        pipe = _pipeline(source, parent_id, False, focus)
-        scope = source.descendants(parent_id) if parent_id else None
-        high_types = sorted(HIGH_LEVEL_TYPES)
-        high_pool = [
-            r
-            for r in source.pool(
-                f"type IN ({','.join('?' * len(high_types))})", high_types, done_first=False
+        with Source(tracker, index, now) as source:
+            parent_id = _require_parent(tracker, source, parent)
+            scope = source.scope_table(parent_id) if parent_id else None
+            focus = focus_id(tracker)
+            where, params = _eligible(source)
+            high_types = _quoted(HIGH_LEVEL_TYPES)
+            buckets = next_buckets(source, False, limit)
+            ready = buckets[-1][1]
+            pipe = rank_pool(
+                source,
+                where=where,
+                params=params,
+                done_first=True,
+                skip_containers=True,
+                scope=scope,
+                focus=focus,
+                buckets=[
+                    ("low", f"{ready} AND type NOT IN ({high_types})", limit),
+                    buckets[2],
+                ],
             )
-            if scope is None or r[ID] in scope
-        ]
-        ranked = rank_rows(source, high_pool, focus=focus, unblocks=pipe.unblocks)
-        high_scores = {r[ID]: score for r, score in zip(high_pool, ranked, strict=True)}
-        high = [high_pool[k] for k in by_score(high_pool, ranked)[:limit]]
-        low_items = [r for r in pipe.ready if r[TYPE] not in HIGH_LEVEL_TYPES][:limit]
-        blocked = pipe.blocked[: max(0, limit - len(low_items))]
-        view, rows = _formatter(source, [*high, *low_items, *blocked], focus)
-        return context_result(
-            summary=source.summary(scope),
-            focus=sec.brief_node(view, focus) if focus else None,
-            high=rows(high, high_scores, limit),
-            low=rows(low_items, pipe.scores, limit),
-            blocked=rows(blocked, pipe.scores, limit),
-            agenda=source.agenda(scope, limit),
-            sections={},
-            corrupt=source.corrupt_paths(),
-            depth=depth,
-            limit=limit,
-            token_budget=token_budget,
-        )
+            high_pool = rank_pool(
+                source,
+                where=f"e.type IN ({high_types})",
+                params=(),
+                done_first=False,
+                skip_containers=False,
+                scope=scope,
+                focus=focus,
+                buckets=[("high", "1", limit)],
+            )
+            high = high_pool.top.get("high", [])
+            low_ids = pipe.top.get("low", [])
+            blocked = pipe.top.get("blocked", [])[: max(0, limit - len(low_ids))]
+            view, rows = _formatter(source, [*high, *low_ids, *blocked], focus)
+            return context_result(
+                summary=source.summary(parent_id),
+                focus=sec.brief_node(view, focus) if focus else None,
+                high=rows(high, high_pool.scores, limit),
+                low=rows(low_ids, pipe.scores, limit),
+                blocked=rows(blocked, pipe.scores, limit),
+                agenda=source.agenda(scope, limit),
+                sections={},
+                corrupt=source.corrupt_paths(),
+                depth=depth,
+                limit=limit,
+                token_budget=token_budget,
+            )
 
     return indexing.answer(tracker, compute)

@@ -130,6 +130,9 @@ def agenda_moments(item: Item) -> list[list[Any]]:
         except ValueError:
             continue
         out.append([stamp, kind, when, text])
+    # Soonest first (a stable sort: equal moments keep their order), so readers can
+    # order items by their first moment and stop early (``Source.agenda``).
+    out.sort(key=lambda moment: moment[0])
     return out
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import zlib
 
+from pm_core.tracker.indexderived import STATEMENTS as DERIVED_STATEMENTS
 from pm_core.tracker.indexrows import GROUPS, ITEM_COLUMNS
+from pm_core.tracker.order import BASELINE_SQL
 
 SCHEMA_VERSION = 1
 
@@ -66,11 +68,16 @@ CREATE INDEX entries_folder ON entries(folder, name, size, mtime_ns, ino);
 CREATE INDEX entries_id ON entries(id, live, status);
 CREATE INDEX entries_live ON entries(live, status, type, id);
 CREATE INDEX entries_corrupt ON entries(frank, name) WHERE error IS NOT NULL;
--- Covers every column the next/context candidate pool reads, so the pool is one
--- scan of this index instead of a table lookup per candidate.
-CREATE INDEX entries_pool ON entries(live, status, id, type, priority, ord, deadline,
-    deadline_epoch, updated_epoch, activity, knowledge, claim_principal, assignee,
-    claim_expires_at, risk_value, author, reviewer);
+-- Items with an agenda by their soonest moment (stored first): the agenda of
+-- ``context`` reads a handful of rows instead of every open item.
+CREATE INDEX entries_agenda ON entries(json_extract(agenda, '$[0][0]'), id)
+    WHERE agenda IS NOT NULL;
+-- The next/context candidate pool: live items in the baseline order (order.py),
+-- with every column the pool reads, so a pool is one ordered scan of this index:
+-- no sort, and no table lookup per candidate.
+CREATE INDEX entries_baseline ON entries(live, {BASELINE_SQL}, status, type, deadline,
+    activity, knowledge, claim_principal, assignee, claim_expires_at, risk_value, author,
+    reviewer, updated_epoch);
 -- `pm list`: its default order (indexed.ORDERS) read in order, and its row count
 -- and JSON size totalled, from indexes alone.
 CREATE INDEX entries_list_order ON entries(live, priority, updated_at || char(1114111) DESC, id,
@@ -107,7 +114,7 @@ CREATE INDEX docs_ntokens ON docs(ntokens);
 
 #: Stored in ``meta``: a database written by any other layout is rebuilt, even
 #: when someone changed the DDL (or the stored columns) and forgot the number.
-VERSION_TAG = f"{SCHEMA_VERSION}:{zlib.crc32((DDL + ','.join(ITEM_COLUMNS)).encode()):08x}"
+VERSION_TAG = f"{SCHEMA_VERSION}:{zlib.crc32((DDL + ','.join(ITEM_COLUMNS) + ';'.join(DERIVED_STATEMENTS)).encode()):08x}"
 
 
 #: ``(name, CREATE INDEX statement)`` of every secondary index, so a bulk build can
@@ -123,7 +130,8 @@ def _statements(ddl: str) -> list[str]:
     return out
 
 
-STATEMENTS: tuple[str, ...] = tuple(_statements(DDL))
+#: Derived-fact tables and triggers (:mod:`pm_core.tracker.indexderived`) come last.
+STATEMENTS: tuple[str, ...] = (*_statements(DDL), *DERIVED_STATEMENTS)
 SECONDARY_INDEXES: tuple[tuple[str, str], ...] = tuple(
     (statement.split()[2], statement)
     for statement in STATEMENTS

@@ -10,78 +10,49 @@ reference's row and reason builders need for the rows shown.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.model import Item
-from pm_core.tracker.view import STATUS_RANK, TrackerView
+from pm_core.tracker.order import baseline_sql
+from pm_core.tracker.view import TrackerView
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
     from pm_core.tracker.index import ReadIndex
 
-#: Candidate columns, in the order of the ``ID``.. constants below. The holder is
-#: the claim principal, else the assignee (empty values hold nothing), as in the view.
-_POOL_SQL = (
-    "SELECT id, type, status, priority, ord, deadline, deadline_epoch, updated_epoch, "
-    "activity, knowledge, COALESCE(NULLIF(claim_principal, ''), NULLIF(assignee, '')), "
-    "claim_expires_at, risk_value, COALESCE(author = ? OR reviewer = ?, 0), "
-    "EXISTS(SELECT 1 FROM parents p WHERE p.target = e.id) AS has_children "
-    "FROM entries e WHERE live = 1 AND status NOT IN ({terminal}) AND {where} "
-    "ORDER BY {order}"
+#: What a pool row holds, filled from ``entries_baseline`` in baseline order; ``k``
+#: (the rowid) is the 1-based position. The holder is the claim principal, else
+#: the assignee; :meth:`Source.pool_table` then applies live lease holders.
+_POOL_TABLE = (
+    "k INTEGER PRIMARY KEY, id TEXT, type TEXT, status TEXT, priority INTEGER, deadline TEXT, "
+    "updated_epoch REAL, activity INTEGER, knowledge INTEGER, holder TEXT, expires TEXT, "
+    "risk_value REAL, affinity INTEGER, unresolved INTEGER, unblocks INTEGER, dist INTEGER"
 )
-(
-    ID,
-    TYPE,
-    STATUS,
-    PRIORITY,
-    ORD,
-    DEADLINE,
-    DEADLINE_EPOCH,
-    UPDATED_EPOCH,
-    ACTIVITY,
-    KNOWLEDGE,
-    HOLDER,
-    EXPIRES,
-    RISK,
-    AFFINITY,
-    HAS_CHILDREN,
-) = range(15)
+_POOL_SELECT = (
+    "e.id, e.type, e.status, e.priority, e.deadline, e.updated_epoch, e.activity, e.knowledge, "
+    "COALESCE(NULLIF(e.claim_principal, ''), NULLIF(e.assignee, '')), e.claim_expires_at, "
+    "e.risk_value, COALESCE(e.author = ? OR e.reviewer = ?, 0), COALESCE(dv.unresolved, 0), "
+    "COALESCE(dv.unblocks, 0)"
+)
 #: Edges of live items. CROSS JOIN keeps SQLite scanning edges first (then one
 #: rowid lookup each) instead of walking every live entry for its edges.
 _LIVE_EDGES = "edges b CROSS JOIN entries o ON o.rid = b.owner AND o.live = 1"
 
-#: A candidate: a tuple of the ``_POOL_SQL`` columns (a lease override replaces
-#: the tuple with one naming the live holder).
-Row = tuple[Any, ...]
-
-
-def _baseline_order(done_first: bool) -> str:
-    """The reference baseline key as ``ORDER BY``: same values, same comparisons.
-
-    ``done_first`` puts leaves before completed containers (candidates of
-    ``next``); the high-level pool of ``context`` ranks without it.
-    """
-    ranks = " ".join(f"WHEN '{name}' THEN {rank}" for name, rank in STATUS_RANK.items())
-    keys = [
-        f"CASE status {ranks} ELSE 1 END",
-        "priority",
-        "ord IS NULL",
-        "COALESCE(ord, 0)",
-        "deadline IS NULL",
-        "deadline_epoch",
-        "-updated_epoch",
-        "id",
-    ]
-    if done_first:
-        keys.insert(0, "has_children")
-    return ", ".join(keys)
+_TEMP_NAMES = itertools.count()
 
 
 class Source:
-    """One read's access to the index: statuses by role, author, and the queries."""
+    """One read's access to the index: statuses by role, author, temp tables, the queries.
+
+    Use it as a context manager: entering settles the derived facts, registers
+    the reference's rounding and deadline functions, and loads the live lease
+    holders; leaving drops this read's temp tables.
+    """
 
     def __init__(self, tracker: Tracker, index: ReadIndex, now: datetime) -> None:
         schema = tracker.schema
@@ -95,6 +66,27 @@ class Source:
         self.active_statuses = frozenset(s.name for s in schema.statuses if "active" in s.roles)
         self.term = sorted(self.terminal)
         self.term_marks = ",".join("?" * len(self.term))
+        self._temps: list[str] = []
+
+    def __enter__(self) -> Source:
+        from pm_core.tracker.indexderived import Derived
+        from pm_core.tracker.ranking import _deadline_pressure
+
+        Derived(self.db, self.terminal).ensure()
+        now = self.now
+        self.db.create_function("pm_deadline_pressure", 1, lambda d: _deadline_pressure(d, now))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name in self._temps:
+            self.db.execute(f"DROP TABLE IF EXISTS {name}")
+        self._temps.clear()
+
+    def _temp(self, columns: str) -> str:
+        name = f"temp.pm_src_{next(_TEMP_NAMES)}"
+        self.db.execute(f"CREATE TABLE {name}({columns})")
+        self._temps.append(name)
+        return name
 
     # ------------------------------------------------------------ structure
 
@@ -105,69 +97,25 @@ class Source:
         ).fetchone()
         return row is not None
 
-    def descendants(self, item_id: str) -> set[str]:
-        """Every id below ``item_id`` (the item itself excluded, cycle safe)."""
-        rows = self.db.execute(
-            "WITH RECURSIVE d(id) AS (SELECT source FROM parents WHERE target = ? "
-            "UNION SELECT p.source FROM parents p JOIN d ON p.target = d.id) SELECT id FROM d",
-            (item_id,),
+    def scope_table(self, item_id: str) -> str:
+        """A temp table of every id below ``item_id`` (the item itself excluded, cycle safe)."""
+        name = self._temp("id TEXT PRIMARY KEY")
+        self.db.execute(
+            f"INSERT INTO {name}(id) WITH RECURSIVE d(id) AS (SELECT source FROM parents "
+            "WHERE target = ? UNION SELECT p.source FROM parents p JOIN d ON p.target = d.id) "
+            "SELECT id FROM d WHERE id != ?",
+            (item_id, item_id),
         )
-        return {r[0] for r in rows} - {item_id}
+        return name
 
-    def containers(self) -> set[str]:
-        """Ids with a non-terminal item anywhere below them."""
-        if self.db.execute("SELECT 1 FROM hier_cycle LIMIT 1").fetchone() is not None:
-            return self._containers_walk()
-        rows = self.db.execute(
-            "WITH RECURSIVE a(id) AS (SELECT p.target FROM entries i JOIN parents p "
-            f"ON p.source = i.id WHERE i.live = 1 AND i.status NOT IN ({self.term_marks}) "
-            "UNION SELECT p.target FROM a JOIN parents p ON p.source = a.id) SELECT id FROM a",
-            self.term,
+    def distance_table(self, start: str, max_depth: int) -> str:
+        """A temp table of undirected hop distances over hierarchy and blocking edges."""
+        name = self._temp("id TEXT PRIMARY KEY, d INTEGER")
+        self.db.executemany(
+            f"INSERT INTO {name}(id, d) VALUES (?, ?)",
+            self.distances(start, max_depth).items(),
         )
-        return {r[0] for r in rows}
-
-    def _containers_walk(self) -> set[str]:
-        # A parent cycle: walk each chain as the view does (an item is never
-        # its own ancestor), which the recursive query cannot express.
-        parent_of = dict(self.db.execute("SELECT source, target FROM parents").fetchall())
-        open_ids = [
-            r[0]
-            for r in self.db.execute(
-                f"SELECT id FROM entries WHERE live = 1 AND status NOT IN ({self.term_marks})",
-                self.term,
-            )
-        ]
-        out: set[str] = set()
-        for item_id in open_ids:
-            seen = {item_id}
-            current = parent_of.get(item_id)
-            while current and current not in seen:
-                out.add(current)
-                seen.add(current)
-                current = parent_of.get(current)
-        return out
-
-    def blocking(self) -> tuple[set[str], dict[str, int]]:
-        """Ids with an unresolved blocker, and per id how many open items it blocks.
-
-        One pass over the blocking edges of live items: a blocker is unresolved
-        when it is missing or not terminal; a dependent counts when it is a
-        live, non-terminal item (each dependent once).
-        """
-        unresolved: set[str] = set()
-        dependents: dict[str, set[str]] = {}
-        terminal = self.terminal
-        for source, target, source_status, target_status, target_live in self.db.execute(
-            f"SELECT b.source, b.target, s.status, t.status, t.rid IS NOT NULL FROM {_LIVE_EDGES} "
-            "LEFT JOIN entries s ON s.id = b.source AND s.live = 1 "
-            "LEFT JOIN entries t ON t.id = b.target AND t.live = 1 "
-            "WHERE b.kind = 'blocked_by'"
-        ):
-            if not target_live or target_status not in terminal:
-                unresolved.add(source)
-            if source_status is not None and source_status not in terminal:
-                dependents.setdefault(target, set()).add(source)
-        return unresolved, {k: len(v) for k, v in dependents.items()}
+        return name
 
     def distances(self, start: str, max_depth: int) -> dict[str, int]:
         """Undirected hop distance over hierarchy and blocking edges (as the view computes)."""
@@ -192,21 +140,62 @@ class Source:
                 distance[other] = depth
         return distance
 
-    def pool(self, where: str, params: Sequence[Any], *, done_first: bool) -> list[Row]:
-        """Non-terminal live items matching ``where``, in the reference baseline order."""
-        sql = _POOL_SQL.format(
-            terminal=self.term_marks, where=where, order=_baseline_order(done_first)
-        )
-        rows: list[Row] = self.db.execute(
-            sql, [self.author, self.author, *self.term, *params]
-        ).fetchall()
-        self._apply_leases(rows)
-        return rows
+    @contextlib.contextmanager
+    def pool_table(
+        self,
+        where: str,
+        params: Sequence[Any],
+        *,
+        done_first: bool,
+        skip_containers: bool,
+        scope: str | None,
+        dist: str | None,
+    ) -> Iterator[str]:
+        """A temp table of the open live items matching ``where``, in baseline order.
 
-    def _apply_leases(self, rows: list[Row]) -> None:
+        Rows go in as ``entries_baseline`` yields them, so the rowid ``k`` is
+        the baseline position and nothing is sorted. ``done_first``: items
+        without children first, then those with children (the reference puts
+        completed containers last). ``skip_containers``: leave out items with
+        an open item below them.
+        """
+        name = self._temp(_POOL_TABLE)
+        filters = [f"e.live = 1 AND e.status NOT IN ({self.term_marks}) AND {where}"]
+        if scope:
+            filters.append(f"e.id IN (SELECT id FROM {scope})")
+        if skip_containers:
+            filters.append("COALESCE(dv.container, 0) = 0")
+        distance = f"(SELECT d FROM {dist} WHERE {dist}.id = e.id)" if dist else "NULL"
+        # Items with children are few and listed in ``derived``: the second pass
+        # reads them from there (and sorts them) instead of scanning the index again.
+        passes = [
+            ("entries e INDEXED BY entries_baseline LEFT JOIN derived dv ON dv.id = e.id", "")
+        ]
+        if done_first:
+            passes = [
+                (passes[0][0], "COALESCE(dv.has_children, 0) = 0"),
+                ("derived dv CROSS JOIN entries e ON e.id = dv.id", "dv.has_children = 1"),
+            ]
+        for source, extra in passes:
+            condition = " AND ".join([*filters, extra] if extra else filters)
+            self.db.execute(
+                f"INSERT INTO {name}(id, type, status, priority, deadline, updated_epoch, "
+                "activity, knowledge, holder, expires, risk_value, affinity, unresolved, unblocks, "
+                f"dist) SELECT {_POOL_SELECT}, {distance} FROM {source} "
+                f"WHERE {condition} ORDER BY {baseline_sql('e')}",
+                [self.author, self.author, *self.term, *params],
+            )
+        self._live_holders(name)
+        try:
+            yield name
+        finally:
+            self.db.execute(f"DROP TABLE IF EXISTS {name}")
+            self._temps.remove(name)
+
+    def _live_holders(self, pool: str) -> None:
         """Expired claims hold nothing; in remote mode cached leases win (as in the view).
 
-        Only a held row with an expiry, or one with a cached lease, can change,
+        Only a row held with an expiry, or one with a cached lease, can change,
         so only those go through the leases module.
         """
         from pm_core.tracker.leases import ClaimsConfig, holder_overrides, read_cache
@@ -215,38 +204,40 @@ class Source:
             remote = ClaimsConfig.from_settings(self.tracker.settings).is_remote
         except Exception:
             remote = False
-        leased: set[str] = set(read_cache(self.tracker.root).leases) if remote else set()
-        check = {
-            r[ID]: k for k, r in enumerate(rows) if (r[HOLDER] and r[EXPIRES]) or r[ID] in leased
-        }
-        if not check:
-            return
-        stand_ins = [
-            Item(
-                id=item_id,
-                title=item_id,
-                claim_principal=principal,
-                assignee=assignee,
-                claim_expires_at=expires,
-            )
-            for item_id, principal, assignee, expires in self._holder_columns(check)
-        ]
-        for item_id, holder in holder_overrides(self.tracker, stand_ins).items():
-            k = check[item_id]
-            rows[k] = (*rows[k][:HOLDER], holder, *rows[k][HOLDER + 1 :])
-
-    def _holder_columns(self, ids: Iterable[str]) -> list[tuple[str, Any, Any, Any]]:
-        out: list[tuple[str, Any, Any, Any]] = []
-        for chunk in _chunks(sorted(ids), 500):
+        rows = self.db.execute(
+            f"SELECT id, holder, expires FROM {pool} "
+            "WHERE holder IS NOT NULL AND COALESCE(expires, '') != ''"
+        ).fetchall()
+        leased = sorted(read_cache(self.tracker.root).leases) if remote else []
+        for chunk in _chunks(leased, 500):
             marks = ",".join("?" * len(chunk))
-            out.extend(
-                self.db.execute(
-                    "SELECT id, claim_principal, assignee, claim_expires_at FROM entries "
-                    f"WHERE live = 1 AND id IN ({marks})",
-                    chunk,
-                ).fetchall()
+            rows += self.db.execute(
+                f"SELECT id, holder, expires FROM {pool} WHERE id IN ({marks})", chunk
+            ).fetchall()
+        if not rows:
+            return
+        # A stand-in item with the row's holder as principal holds what the file holds.
+        stand_ins = {
+            item_id: Item(
+                id=item_id, title=item_id, claim_principal=holder, claim_expires_at=expires
             )
-        return out
+            for item_id, holder, expires in rows
+        }
+        overrides = holder_overrides(self.tracker, stand_ins.values())
+        self.db.executemany(
+            f"UPDATE {pool} SET holder = ? WHERE id = ?",
+            [(holder, item_id) for item_id, holder in sorted(overrides.items())],
+        )
+
+    def containers_matching(self, where: str, params: Sequence[Any], scope: str | None) -> int:
+        """Open live containers matching ``where`` (and ``scope``): the candidates skipped."""
+        within = f" AND e.id IN (SELECT id FROM {scope})" if scope else ""
+        row = self.db.execute(
+            "SELECT COUNT(*) FROM derived dv CROSS JOIN entries e ON e.id = dv.id AND e.live = 1 "
+            f"WHERE dv.container = 1 AND e.status NOT IN ({self.term_marks}) AND {where}{within}",
+            [*self.term, *params],
+        ).fetchone()
+        return int(row[0])
 
     # ------------------------------------------------------------ presentation
 
@@ -302,26 +293,16 @@ class Source:
 
         return [tracker_relpath(self.tracker.root, path) for path, _ in self.index.corrupt()]
 
-    def summary(self, scope: set[str] | None) -> dict[str, Any]:
+    def summary(self, scope: str | None) -> dict[str, Any]:
         """Counts by status and type (terminal included), as the reference summary."""
         status: Counter[str] = Counter()
         types: Counter[str] = Counter()
         total = 0
-        if scope is None:
-            rows: Iterable[tuple[Any, ...]] = self.db.execute(
-                "SELECT status, type, COUNT(*) FROM entries WHERE live = 1 GROUP BY status, type"
-            )
-        else:
-            rows = (
-                (s, t, 1)
-                for chunk in _chunks(sorted(scope), 500)
-                for s, t in self.db.execute(
-                    "SELECT status, type FROM entries WHERE live = 1 AND id IN "
-                    f"({','.join('?' * len(chunk))})",
-                    chunk,
-                )
-            )
-        for s, t, n in rows:
+        within = f" AND id IN (SELECT id FROM {scope})" if scope else ""
+        for s, t, n in self.db.execute(
+            f"SELECT status, type, COUNT(*) FROM entries WHERE live = 1{within} "
+            "GROUP BY status, type"
+        ):
             status[s] += n
             types[t] += n
             total += n
@@ -331,28 +312,38 @@ class Source:
             "by_type": dict(sorted(types.items())),
         }
 
-    def agenda(self, scope: set[str] | None, limit: int) -> list[dict[str, Any]]:
-        """Deadlines, reminders and events of open items, soonest first."""
+    def agenda(self, scope: str | None, limit: int) -> list[dict[str, Any]]:
+        """Deadlines, reminders and events of open items, soonest first.
+
+        Each item's moments are stored soonest first and items are indexed by
+        their first moment, so the walk stops once no later item can place.
+        """
         import json
 
         rows: list[tuple[float, str, dict[str, Any]]] = []
         now = self.now.timestamp()
-        for item_id, title, agenda in self.db.execute(
-            "SELECT id, title, agenda FROM entries WHERE live = 1 AND agenda IS NOT NULL "
-            f"AND status NOT IN ({self.term_marks}) ORDER BY id",
+        within = f" AND id IN (SELECT id FROM {scope})" if scope else ""
+        cursor = self.db.execute(
+            "SELECT id, title, agenda FROM entries INDEXED BY entries_agenda "
+            "WHERE agenda IS NOT NULL AND live = 1 "
+            f"AND status NOT IN ({self.term_marks}){within} "
+            "ORDER BY json_extract(agenda, '$[0][0]'), id",
             self.term,
-        ):
-            if scope is not None and item_id not in scope:
-                continue
-            for stamp, kind, when, text in json.loads(agenda):
+        )
+        for item_id, title, agenda in cursor:
+            moments = json.loads(agenda)
+            if len(rows) >= limit and moments[0][0] > rows[limit - 1][0]:
+                break
+            for stamp, kind, when, text in moments:
                 entry: dict[str, Any] = {"id": item_id, "title": title, "kind": kind, "at": when}
                 if text:
                     entry["text"] = text
                 if stamp < now:
                     entry["overdue"] = True
                 rows.append((stamp, item_id, entry))
-        rows.sort(key=lambda r: (r[0], r[1]))
-        return [r[2] for r in rows[:limit]]
+            rows.sort(key=lambda r: (r[0], r[1]))
+            del rows[limit:]
+        return [r[2] for r in rows]
 
 
 # ---------------------------------------------------------------- ranking

@@ -27,8 +27,9 @@ import attrs
 
 from pm_core.tracker.clock import parse_iso
 from pm_core.tracker.model import PRIORITY_NAMES, Item
+from pm_core.tracker.order import HIGH_LEVEL_TYPES, STATUS_RANK
 from pm_core.tracker.shrink import check_budget, drop_key_in_rows, fit_to_budget, pop_last
-from pm_core.tracker.view import HIGH_LEVEL_TYPES, STATUS_RANK, TrackerView, build_view
+from pm_core.tracker.view import TrackerView, build_view
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker

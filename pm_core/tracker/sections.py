@@ -14,7 +14,8 @@ from typing import Any
 
 from pm_core.tracker.clock import parse_iso
 from pm_core.tracker.model import Item
-from pm_core.tracker.view import HIGH_LEVEL_TYPES, TrackerView, node
+from pm_core.tracker.order import HIGH_LEVEL_TYPES
+from pm_core.tracker.view import TrackerView, node
 
 STANDARD_SECTIONS: tuple[str, ...] = (
     "hierarchy",

@@ -30,10 +30,6 @@ from pm_core.tracker.workspace import tracker_relpath
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
 
-#: Status rank used by every baseline ordering (unknown statuses sort with open).
-STATUS_RANK: dict[str, int] = {"in_progress": 0, "open": 1, "blocked": 2, "draft": 3}
-HIGH_LEVEL_TYPES: frozenset[str] = frozenset({"Epic", "Feature"})
-
 
 @attrs.frozen(slots=True)
 class Edge:
