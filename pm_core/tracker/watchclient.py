@@ -38,7 +38,7 @@ SPAWNED = "watch.spawned"
 #: How long a just-started watcher is given before another start is tried.
 SPAWN_GRACE_S = 10.0
 #: How long a client waits for an answer before listing the files itself.
-TIMEOUT_S = 1.0
+TIMEOUT_S = 0.5
 _SUN_PATH_MAX = 100
 _MAX_ANSWER = 64 * 1024 * 1024
 

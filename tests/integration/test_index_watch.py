@@ -242,6 +242,25 @@ def test_killed_watcher_means_a_full_listing_and_a_new_watcher(root: Path) -> No
     assert titles(t, [path.stem])[path.stem].startswith("again ")
 
 
+def test_hung_watcher_means_a_full_listing_not_a_stale_answer(root: Path) -> None:
+    t, status = watched(root)
+    path = task_files(root)[6]
+    os.kill(status["pid"], signal.SIGSTOP)
+    try:
+        edit_in_place(path, "while hung")
+        started = time.monotonic()
+        stats = read(t)
+        assert time.monotonic() - started < 5
+        assert stats.verify == "files"
+        assert titles(t, [path.stem])[path.stem].startswith("while hung ")
+        assert watchclient.lock_held(runtime(root))  # no second watcher beside it
+    finally:
+        os.kill(status["pid"], signal.SIGCONT)
+    edit_in_place(path, "resumed")
+    assert read(t).verify == "watch"
+    assert titles(t, [path.stem])[path.stem].startswith("resumed ")
+
+
 def test_event_queue_overflow_means_a_full_listing(root: Path) -> None:
     t, status = watched(root)
     limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
