@@ -19,8 +19,6 @@ import json
 import re
 from typing import Any
 
-#: ``key: value`` with a bare key, one space, and a value that does not start with one.
-_KV = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*): ([^ ].*)\Z")
 _HEADER = re.compile(
     r"([A-Za-z_][A-Za-z0-9_.]*)\[(0|[1-9][0-9]*)\](?:\{([A-Za-z0-9_.,]*)\})?:(.*)\Z"
 )
@@ -124,12 +122,43 @@ def _row_cells(text: str) -> list[Any]:
         if ":" in text:
             raise _Unsure
         return [_primitive(cell.strip(" ")) for cell in text.split(",")]
+    if "\\" not in text:
+        # The usual quoted row: each quoted cell is a whole cell ("2026-...Z",a,b)
+        # holding no comma, quote or escape; anything else takes the full path below.
+        out: list[Any] = []
+        for cell in text.split(","):
+            if '"' not in cell:
+                if ":" in cell:
+                    raise _Unsure
+                out.append(_primitive(cell.strip(" ")))
+            elif len(cell) > 1 and cell[0] == '"' and cell[-1] == '"' and '"' not in cell[1:-1]:
+                out.append(cell[1:-1])
+            else:
+                break
+        else:
+            return out
     if _ROW.match(text) is None:
         raise _Unsure
     cells = _CELLS.findall(text)
     if any(":" in cell and not cell.lstrip(" ").startswith('"') for cell in cells):
         raise _Unsure
     return [_primitive(cell.strip(" ")) for cell in cells]
+
+
+#: A bare key; a ``key: value`` line is one, one space, and a value that does not start with one.
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+#: Keys already checked against :data:`_KEY` (item files share a few dozen keys).
+_KEYS_SEEN: dict[str, bool] = {}
+
+
+def _plain_key(key: str) -> bool:
+    """Whether ``key`` is a bare key (cached: a dict lookup is cheaper than the match)."""
+    known = _KEYS_SEEN.get(key)
+    if known is None:
+        known = _KEY.match(key) is not None
+        if len(_KEYS_SEEN) < 4096:
+            _KEYS_SEEN[key] = known
+    return known
 
 
 def read_record(text: str) -> dict[str, Any] | None:
@@ -148,7 +177,6 @@ def _read(text: str) -> dict[str, Any] | None:
         lines.pop()
     out: dict[str, Any] = {}
     count = len(lines)
-    key_value = _KV.match
     header = _HEADER.match
     k = 0
     while k < count:
@@ -156,9 +184,8 @@ def _read(text: str) -> dict[str, Any] | None:
         k += 1
         if not line or line[-1] == " ":
             return None
-        match = key_value(line)
-        if match is not None:
-            key, rest = match.groups()
+        key, sep, rest = line.partition(": ")
+        if sep and rest and rest[0] != " " and _plain_key(key):
             value: Any = [] if rest == "[]" else _primitive(rest)
         else:
             match = header(line)

@@ -18,13 +18,11 @@ re-derived in bulk.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import threading
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.indexparse import Context, Rows
 from pm_core.tracker.indexrows import (
     DOC_COLUMNS,
     GROUPS,
@@ -32,9 +30,6 @@ from pm_core.tracker.indexrows import (
     digest16,
     doc_tokens,
     doc_values,
-    item_edges,
-    item_values,
-    pack_item,
     unpack_item,
 )
 from pm_core.tracker.indexschema import SECONDARY_INDEXES
@@ -45,7 +40,6 @@ if TYPE_CHECKING:
 
 #: Past this many changed rows, derived tables are rebuilt in bulk.
 BULK_MIN = 1500
-_BATCH = 400
 
 _ENTRY_COLUMNS = (
     "rid",
@@ -67,35 +61,7 @@ _INSERT_ENTRY = (
     f"VALUES ({', '.join('?' * len(_ENTRY_COLUMNS))})"
 )
 _INSERT_DOC = f"INSERT INTO docs(rid, {', '.join(DOC_COLUMNS)}) VALUES ({', '.join('?' * (1 + len(DOC_COLUMNS)))})"
-_NO_ITEM = (None,) * len(ITEM_COLUMNS)
 _GROUP_LIST = ", ".join(f"g_{g}" for g in GROUPS)
-
-#: A parsed file: (rel, digest, error, hint, item values, edges, doc values, packed item).
-Parsed = tuple[str, bytes | None, str | None, str | None, Any, Any, Any, bytes | None]
-
-
-def parse_rows(root: Path, rels: Sequence[str], searchable: Sequence[str]) -> list[Parsed]:
-    """Parse files into ready-to-insert values (runs in worker processes too)."""
-    from pm_core.tracker.index import parse_file
-
-    out: list[Parsed] = []
-    for rel in rels:
-        try:
-            digest, item, error, hint, doc = parse_file(root, rel, searchable)
-        except OSError:
-            out.append((rel, None, None, None, None, None, None, None))  # vanished meanwhile
-            continue
-        if item is None:
-            out.append((rel, digest, error, hint, None, None, None, None))
-        else:
-            values = item_values(item)
-            out.append((rel, digest, None, None, values, item_edges(item), doc, pack_item(item)))
-    return out
-
-
-def _worker(args: tuple[str, list[str], tuple[str, ...]]) -> list[Parsed]:
-    root, rels, searchable = args
-    return parse_rows(Path(root), rels, searchable)
 
 
 class Writer:
@@ -261,12 +227,24 @@ class Writer:
     def _parse_and_store(self, parses: dict[str, tuple[int, int, int]]) -> None:
         if not parses:
             return
+        from pm_core.tracker.index import PARALLEL_MIN
+        from pm_core.tracker.indexparse import parsed_batches
+
         rels = sorted(parses)
         progress = self.index.show_progress(len(rels))
+        first = self._take_rids(len(rels))
+        batches = parsed_batches(
+            str(self.root),
+            rels,
+            [parses[rel] for rel in rels],
+            first,
+            self._context(),
+            parallel=len(rels) >= PARALLEL_MIN,
+        )
         done = 0
-        for batch in self._parsed_batches(rels):
-            self._store_batch(batch, parses)
-            done += len(batch)
+        for rows in batches:
+            self._store_rows(rows)
+            done += rows.parsed
             if progress:
                 sys.stderr.write(f"\rindexing {done:,}/{len(rels):,} items")
                 sys.stderr.flush()
@@ -276,73 +254,37 @@ class Writer:
             sys.stderr.flush()
             self.showed_progress = True
 
-    def _parsed_batches(self, rels: list[str]) -> Iterator[list[Parsed]]:
-        from pm_core.tracker.index import PARALLEL_MIN
+    def _context(self) -> Context:
+        return Context(self.frank, self.searchable, self.bulk, self.now_ns - self.index_racy_ns())
 
-        batches = [rels[k : k + _BATCH] for k in range(0, len(rels), _BATCH)]
-        workers = min(os.cpu_count() or 1, 4)
-        if len(rels) < PARALLEL_MIN or workers < 2:
-            for batch in batches:
-                yield parse_rows(self.root, batch, self.searchable)
-            return
-        # fork is fast and safe in a single-threaded process; otherwise spawn.
-        method = "fork" if threading.active_count() == 1 and hasattr(os, "fork") else "spawn"
-        import multiprocessing
-
-        context = multiprocessing.get_context(method)
-        jobs = [(str(self.root), batch, self.searchable) for batch in batches]
-        with context.Pool(workers) as pool:
-            yield from pool.imap(_worker, jobs)
-
-    def _store_batch(self, batch: Sequence[Parsed], stats: dict[str, tuple[int, int, int]]) -> None:
-        """Insert parsed files (rows, edges, and in bulk mode their search documents)."""
+    def _take_rids(self, count: int) -> int:
+        """Reserve ``count`` row ids; the first is returned."""
         if self.next_rid is None:
             row = self.db.execute("SELECT COALESCE(MAX(rid), 0) FROM entries").fetchone()
             self.next_rid = int(row[0]) + 1
-        entries: list[tuple[Any, ...]] = []
-        edges: list[tuple[Any, ...]] = []
-        docs: list[tuple[Any, ...]] = []
-        fts: list[tuple[int, str]] = []
-        racy: list[tuple[str]] = []
-        records: list[tuple[int, bytes | None]] = []
-        recent = self.now_ns - self.index_racy_ns()
-        for rel, digest, error, hint, values, item_edges_, doc, record in batch:
-            if digest is None:
-                continue  # the file vanished between the stat and the read
-            stat = stats[rel]
-            folder, _, name = rel.partition("/")
-            rid = self.next_rid
-            self.next_rid += 1
-            self.parsed += 1
-            if error is not None:
-                self.corrupt += 1
-            # A bulk load marks readable rows live at once (duplicates are fixed after);
-            # one by one, a row goes live when its id's winner is picked.
-            live = int(self.bulk and error is None)
-            entries.append(
-                (rid, live, rel, folder, name, self.frank[folder], *stat, digest, error, hint)
-                + (values or _NO_ITEM)
-            )
-            if values is not None:
-                self.touched_ids.add(values[0])
-                records.append((rid, record))
-                edges.extend((rid, *edge) for edge in item_edges_)
-                if live:
-                    docs.append((rid, *doc[:-1]))
-                    fts.append((rid, doc[-1]))
-                else:
-                    self.pending_docs[rid] = doc
-            if stat[1] >= recent:
-                racy.append((rel,))
+        first = self.next_rid
+        self.next_rid += count
+        return first
+
+    def _store_rows(self, rows: Rows) -> None:
+        """Insert parsed files (rows, edges, and in bulk mode their search documents)."""
         db = self.db
-        db.executemany(_INSERT_ENTRY, entries)
-        db.executemany("INSERT INTO records(rid, record) VALUES (?, ?)", records)
+        self.parsed += rows.parsed
+        self.corrupt += rows.corrupt
+        self.touched_ids.update(rows.ids)
+        db.executemany(_INSERT_ENTRY, rows.entries)
+        db.executemany("INSERT INTO records(rid, record) VALUES (?, ?)", rows.records)
         db.executemany(
-            "INSERT INTO edges(owner, phase, seq, source, target, kind) VALUES (?,?,?,?,?,?)", edges
+            "INSERT INTO edges(owner, phase, seq, source, target, kind) VALUES (?,?,?,?,?,?)",
+            rows.edges,
         )
-        db.executemany(_INSERT_DOC, docs)
-        db.executemany("INSERT INTO fts(rowid, tokens) VALUES (?, ?)", fts)
-        db.executemany("INSERT OR IGNORE INTO racy(path) VALUES (?)", racy)
+        if self.bulk:
+            db.executemany(_INSERT_DOC, rows.docs)
+            db.executemany("INSERT INTO fts(rowid, tokens) VALUES (?, ?)", rows.fts)
+        else:
+            for doc, (rid, tokens) in zip(rows.docs, rows.fts, strict=True):
+                self.pending_docs[rid] = (*doc[1:], tokens)
+        db.executemany("INSERT OR IGNORE INTO racy(path) VALUES (?)", rows.racy)
 
     def record_one(self, rel: str, item: Item | None) -> None:
         """Replace one file's row with what the SDK just wrote (``None``: removed)."""
@@ -359,20 +301,12 @@ class Writer:
             except OSError:
                 st = None
             if st is not None:
-                digest = digest16(data)
-                parsed: Parsed = (
-                    rel,
-                    digest,
-                    None,
-                    None,
-                    item_values(item),
-                    item_edges(item),
-                    doc_values(item, self.searchable),
-                    pack_item(item),
-                )
+                stat = (st.st_size, st.st_mtime_ns, st.st_ino)
                 # Written this moment: racy until its mtime is safely in the past.
                 self.now_ns = max(self.now_ns, st.st_mtime_ns)
-                self._store_batch([parsed], {rel: (st.st_size, st.st_mtime_ns, st.st_ino)})
+                rows = Rows()
+                rows.add(self._take_rids(1), rel, stat, digest16(data), item, self._context())
+                self._store_rows(rows)
         self._derive(self.touched_ids)
 
     # ------------------------------------------------------------ derived state
