@@ -19,13 +19,16 @@ from typing import Any
 
 from pm_core.tracker.clock import now_iso, parse_iso
 from pm_core.tracker.errors import ConflictError
+from pm_core.tracker.scratch import create_scratch
 
 DEFAULT_TTL_SECONDS = 1800
 DEFAULT_WAIT_MS = 3000
 
 
 def _hostname() -> str:
-    import socket  # only lock takers pay for it
+    if hasattr(os, "uname"):
+        return os.uname().nodename  # gethostname(2)'s answer, without importing socket
+    import socket
 
     return socket.gethostname()
 
@@ -143,9 +146,7 @@ def _acquire_file(
     # Write the record to a private file, then hard-link it into place: the link
     # either fails (held) or publishes a complete record, so no reader ever sees
     # an empty or half-written lock, even if this process is killed mid-way.
-    import tempfile  # writers only
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
+    fd, tmp = create_scratch(path.parent, f".{path.name}.", ".new")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)

@@ -336,10 +336,16 @@ def canonical_json(value: Any) -> str:
 
 def document_hash(document: Mapping[str, Any]) -> str:
     """SHA-256 hex of a ``{metadata, body}`` document's canonical JSON."""
-    # Imported here: reads that never hash (get, list) skip OpenSSL's start-up.
-    import hashlib
+    # Imported here: reads that never hash (get, list) skip it. The builtin
+    # module, where there is one: ``hashlib`` would also load OpenSSL.
+    import importlib
 
-    return hashlib.sha256(canonical_json(document).encode("utf-8")).hexdigest()
+    try:
+        sha256 = importlib.import_module("_sha256").sha256
+    except ImportError:  # pragma: no cover - Python 3.12 names it _sha2
+        from hashlib import sha256
+
+    return str(sha256(canonical_json(document).encode("utf-8")).hexdigest())
 
 
 #: Known fields holding text; a number or boolean the file holds there is kept

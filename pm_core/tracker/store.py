@@ -18,6 +18,7 @@ import attrs
 from pm_core.tracker.errors import CorruptItemError, NotFoundError, UsageError
 from pm_core.tracker.faults import checkpoint
 from pm_core.tracker.model import Item, ItemFormatError, item_from_record
+from pm_core.tracker.scratch import create_scratch
 from pm_core.tracker.workspace import Schema
 
 ITEM_SUFFIX = ".toon"
@@ -32,12 +33,10 @@ FILE_MODE = 0o644
 def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so readers see the old or the new bytes, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    import tempfile  # only writers pay for it
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = create_scratch(path.parent, f".{path.name}.", ".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            # mkstemp creates 0600; tracker files are shared, reviewable files.
+            # Scratch files start 0600; tracker files are shared, reviewable files.
             os.fchmod(fh.fileno(), FILE_MODE)
             fh.write(data)
             fh.flush()
@@ -52,9 +51,11 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 def encode_item(item: Item) -> bytes:
     """The item file's bytes: TOON, canonical key order, body last, newline at end."""
-    import toon_format
+    # The package's own encoder gives the same text; the reference package's
+    # import (importlib.metadata) would cost more than the rest of a create.
+    from pm_core.tracker.toon import encode
 
-    text: str = toon_format.encode(item.to_record())
+    text = encode(item.to_record())
     try:
         return (text.rstrip("\n") + "\n").encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -127,11 +128,18 @@ def normalize_id(raw: str, prefix: str) -> str:
     return value
 
 
-def new_token(length: int) -> str:
-    """A random base36 token."""
-    import secrets  # only creates pay for it
+#: Random bytes below this map evenly onto the alphabet (the rest are drawn again).
+_EVEN_BYTES = 256 - 256 % len(_ID_ALPHABET)
 
-    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
+
+def new_token(length: int) -> str:
+    """A random base36 token (from ``os.urandom``: ``secrets`` would load OpenSSL)."""
+    out: list[str] = []
+    while len(out) < length:
+        out.extend(
+            _ID_ALPHABET[b % len(_ID_ALPHABET)] for b in os.urandom(length) if b < _EVEN_BYTES
+        )
+    return "".join(out[:length])
 
 
 @attrs.frozen(slots=True)
