@@ -183,6 +183,8 @@ def _head_rows(
     ):
         rows.append(_default_row(r))
         size -= r[9]
+    if len(rows) < head:  # items removed by another process since the count
+        return rows, offset + len(rows), _corrupt(tracker, index), None
     count = total - offset - len(rows)
     return rows, total, _corrupt(tracker, index), (count, size + count)
 
@@ -525,7 +527,10 @@ def _keyword_page(
     docs = {d.id: d for d in _documents(db, "1", [], {r[0] for r in ranked}, prefix, False)}
     best: list[Scored] = []
     for _rid, item_id, pinned, value, _total in ranked:
-        scored = keyword_score(docs[item_id], parsed, weights)
+        doc = docs.get(item_id)
+        if doc is None:  # written by another process between the two reads
+            return None
+        scored = keyword_score(doc, parsed, weights)
         if scored.pinned != pinned or (not pinned and scored.score != value):
             return None
         best.append(scored)
