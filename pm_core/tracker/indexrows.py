@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from pm_core.tracker.clock import parse_iso
-from pm_core.tracker.model import Item
+from pm_core.tracker.model import RISK_VALUES, Item
 
 try:
     # The builtin BLAKE2 module: ``hashlib`` would also load OpenSSL (several
@@ -30,6 +30,10 @@ except ImportError:  # pragma: no cover - other Python implementations
     from hashlib import blake2b as _blake2b
 
 _blake: Callable[..., Any] = _blake2b
+
+
+#: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call.
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def digest16(data: bytes) -> bytes:
@@ -138,15 +142,13 @@ def agenda_moments(item: Item) -> list[list[Any]]:
 
 def item_values(item: Item) -> tuple[Any, ...]:
     """Values for :data:`ITEM_COLUMNS`."""
-    from pm_core.tracker.ranking import RISK_VALUES
-
     agenda = agenda_moments(item)
     return (
         item.id,
         item.type,
         item.status,
         item.priority,
-        json.dumps(item.tags, ensure_ascii=False),
+        _to_json(item.tags),
         item.assignee,
         item.claim_principal,
         item.claim_expires_at,
@@ -164,7 +166,7 @@ def item_values(item: Item) -> tuple[Any, ...]:
         RISK_VALUES.get(str(item.risk or "").lower(), 0.0),
         len(item.comments) + len(item.test_runs),
         len(item.notes) + len(item.learnings) + len(item.docs) + len(item.files),
-        json.dumps(agenda, ensure_ascii=False) if agenda else None,
+        _to_json(agenda) if agenda else None,
     )
 
 
@@ -205,7 +207,7 @@ def doc_values(item: Item, searchable: Sequence[str]) -> tuple[Any, ...]:
     from pm_core.tracker.search import document_for, tokenize
 
     doc = document_for(item, "", searchable)
-    groups = tuple(doc.fields.get(g) for g in GROUPS)
+    groups = tuple(map(doc.fields.get, GROUPS))
     title_tokens = " " + " ".join(sorted(set(tokenize(doc.title)))) + " "
     return (*groups, len(doc.tokens), title_tokens, " ".join(doc.tokens))
 

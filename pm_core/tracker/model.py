@@ -164,6 +164,8 @@ COLLECTION_FIELDS: tuple[str, ...] = (
     "plan_decisions",
 )
 INT_FIELDS: frozenset[str] = frozenset({"priority", "estimated_minutes", "order"})
+#: The ``risk`` field's levels as numbers (ranking weighs them; the read index stores them).
+RISK_VALUES: Mapping[str, float] = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
 BOOL_FIELDS: frozenset[str] = frozenset({"regression"})
 
 Entry = dict[str, Any]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from pm_core.tracker.clock import parse_iso
-from pm_core.tracker.model import PRIORITY_NAMES, Item
+from pm_core.tracker.model import PRIORITY_NAMES, RISK_VALUES, Item
 from pm_core.tracker.order import HIGH_LEVEL_TYPES, STATUS_RANK
 from pm_core.tracker.shrink import check_budget, drop_key_in_rows, fit_to_budget, pop_last
 from pm_core.tracker.view import TrackerView, build_view
@@ -46,7 +46,6 @@ SIGNAL_WEIGHTS: dict[str, float] = {
     "knowledge_density": 0.25,
     "author_affinity": 0.2,
 }
-RISK_VALUES = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
 #: Days ahead at which a deadline starts to press.
 DEADLINE_HORIZON_DAYS = 14.0
 DEPTHS = ("brief", "standard", "deep", "full")
