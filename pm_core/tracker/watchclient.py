@@ -98,9 +98,10 @@ def changes(runtime: Path, since: str | None, folders: Sequence[str]) -> dict[st
         raise ValueError("the watcher's answer has no token")
     if answer.get("full") is True:
         return answer
-    paths, full = answer.get("paths"), answer.get("full_folders")
-    if not isinstance(paths, list) or not isinstance(full, list):
-        raise ValueError("the watcher's answer lacks paths")
+    for key in ("paths", "full_folders"):
+        value = answer.get(key)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"the watcher's answer has no list of names under {key!r}")
     return answer
 
 

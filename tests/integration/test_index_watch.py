@@ -261,6 +261,46 @@ def test_hung_watcher_means_a_full_listing_not_a_stale_answer(root: Path) -> Non
     assert titles(t, [path.stem])[path.stem].startswith("resumed ")
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"not json\n",
+        b"[1, 2]\n",
+        b'{"token": "e:1", "paths": [["nested"]], "full_folders": []}\n',
+        b'{"token": 5, "full": true}\n',
+        b'{"error": "no"}\n',
+        b"",
+    ],
+)
+def test_a_garbled_answer_means_a_full_listing(root: Path, answer: bytes) -> None:
+    import socket
+    import threading
+
+    watched(root, "watch")  # the index holds a token: the answer would be used path by path
+    stop_watcher(root)
+    path = task_files(root)[2]
+    edit_in_place(path, "garbled")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(runtime(root) / watchclient.SOCKET))
+    server.listen(4)
+
+    def answer_once() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(answer)
+
+    thread = threading.Thread(target=answer_once, daemon=True)
+    thread.start()
+    try:
+        stats = read(tracker(root, "watch"))
+    finally:
+        thread.join(timeout=5)
+        server.close()
+    assert stats.verify == "files" and stats.parsed == 1
+    assert titles(tracker(root, "files"), [path.stem])[path.stem].startswith("garbled ")
+
+
 def test_event_queue_overflow_means_a_full_listing(root: Path) -> None:
     t, status = watched(root)
     limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
