@@ -190,16 +190,33 @@ def status(runtime: Path) -> dict[str, Any] | None:
 
 
 def stop(runtime: Path, wait: float = 5.0) -> bool:
-    """Ask the watcher to exit and wait until its lock is free; whether one was running."""
-    try:
-        request(runtime, {"op": "stop"})
-        asked = True
-    except (OSError, ValueError):
-        asked = False
+    """Ask the watcher to exit and wait until its lock is free; whether one was running.
+
+    A watcher a read has just started is waited for (up to ``wait``), so it
+    is stopped too rather than coming up afterwards.
+    """
     deadline = time.monotonic() + wait
+    asked = False
+    while True:
+        try:
+            request(runtime, {"op": "stop"})
+            asked = True
+            break
+        except (OSError, ValueError):
+            if time.monotonic() >= deadline or not _starting(runtime):
+                break
+            time.sleep(0.05)
     while lock_held(runtime) and time.monotonic() < deadline:
         time.sleep(0.02)
     return asked
+
+
+def _starting(runtime: Path) -> bool:
+    """Whether a watcher was started a moment ago and does not listen yet."""
+    try:
+        return time.time() - (runtime / SPAWNED).stat().st_mtime < SPAWN_GRACE_S
+    except OSError:
+        return False
 
 
 __all__ = [

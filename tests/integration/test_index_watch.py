@@ -430,6 +430,14 @@ def test_idle_watcher_exits(root: Path) -> None:
     assert not (runtime(root) / watchclient.SOCKET).exists()
 
 
+def test_stop_right_after_a_start_stops_the_watcher_coming_up(root: Path) -> None:
+    assert read(tracker(root, "watch")).verify == "files"  # starts a watcher, does not wait
+    assert watchclient.stop(runtime(root)) is True
+    time.sleep(1.0)
+    assert not watchclient.lock_held(runtime(root))
+    assert not (runtime(root) / watchclient.SOCKET).exists()
+
+
 def test_removing_runtime_stops_the_watcher(root: Path, tmp_path: Path) -> None:
     _, status = watched(root)
     shutil.rmtree(runtime(root))
