@@ -70,15 +70,16 @@ def render(
             return text
     # Shrinking measures many candidates and encoding each as TOON is slow:
     # measure compact JSON (C-accelerated) scaled by the TOON/JSON size ratio
-    # of the first candidate at each level, then check the result for real.
+    # of a sample of the first candidate at each level (its leading rows: a
+    # ratio is a property of the row shape, not of how many rows there are),
+    # then check the result for real.
     ratios: dict[str, float] = {}
 
     def measure(candidate: Any) -> int:
         level = str((candidate.get(OMITTED_KEY) or {}).get("level", "full"))
         if level not in ratios:
-            exact = estimate_tokens(encode(candidate))
-            ratios[level] = exact / max(1, json_measure(candidate))
-            return exact
+            sample = _sample(candidate)
+            ratios[level] = estimate_tokens(encode(sample)) / max(1, json_measure(sample))
         return math.ceil(json_measure(candidate) * ratios[level])
 
     shrunk = fit(payload, budget, kind=kind, measure=measure, full_size=full_size, elided=elided)
@@ -94,6 +95,22 @@ def render(
         )
         out = encode(shrunk)
     return out
+
+
+#: Rows of a candidate's longest list that measure the TOON/JSON ratio.
+SAMPLE_ROWS = 64
+
+
+def _sample(candidate: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``candidate`` with its longest list of rows cut to :data:`SAMPLE_ROWS`."""
+    longest = max(
+        (k for k, v in candidate.items() if isinstance(v, list)),
+        key=lambda k: len(candidate[k]),
+        default=None,
+    )
+    if longest is None or len(candidate[longest]) <= SAMPLE_ROWS:
+        return candidate
+    return {**candidate, longest: candidate[longest][:SAMPLE_ROWS]}
 
 
 def _rough(payload: Mapping[str, Any], elided: Elided | None) -> int:

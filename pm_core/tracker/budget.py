@@ -150,6 +150,10 @@ def fit(
             result[primary] = result[primary][:cap]
     last: dict[str, Any] = result
     for level in LEVELS[1:]:
+        if cut and level in ("compact", "brief"):
+            # These levels keep every row, and a list cut at the cap cannot fit
+            # whole (that is what the cap means): skip shrinking it to learn so.
+            continue
         counter = _Counter()
         counter.rows = cut
         candidate = _shrink(result, level, primary, counter)
