@@ -11,7 +11,7 @@ index cannot answer, and the caller scans files as before.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.indexrows import GROUPS, doc_tokens
@@ -39,6 +39,8 @@ _HOLDER = "(CASE WHEN e.assignee IS NOT NULL AND e.assignee != '' THEN e.assigne
 #: A query token shorter than this, or matching more vocabulary terms than
 #: ``_MAX_TERMS``, makes every document a candidate (no narrowing).
 _MIN_TOKEN = 3
+#: Token bits fit one SQLite integer; a longer query reads every document.
+_MAX_TOKEN_BITS = 60
 _MAX_TERMS = 400
 
 
@@ -321,17 +323,20 @@ def _search_filters(
     return " AND ".join(where), params
 
 
-def _candidates(db: Any, parsed: Query, prefix: str) -> set[int] | None:
-    """Rows that can score: a token inside one of their tokens, or a pinned id.
+def _candidates(db: Any, parsed: Query, prefix: str) -> dict[int, int] | None:
+    """Rows that can score, each with a bit per query token it holds (pins: no bits).
 
     A keyword hit is a token occurring inside the lowered field text; since a
     query token is letters and digits only, each occurrence lies inside one
     of the document's tokens, so the vocabulary terms containing it find
-    every such document. None means "all documents" (short or very common
-    tokens).
+    every such document, and a document without token ``n``'s bit holds no
+    occurrence of it anywhere. None means "all documents" (short or very
+    common tokens).
     """
-    terms: set[str] = set()
-    for token in set(parsed.tokens):
+    if len(parsed.tokens) > _MAX_TOKEN_BITS:
+        return None
+    per_token: list[list[str]] = []
+    for token in parsed.tokens:
         if len(token) < _MIN_TOKEN:
             return None
         found = [
@@ -339,24 +344,22 @@ def _candidates(db: Any, parsed: Query, prefix: str) -> set[int] | None:
         ]
         if len(found) > _MAX_TERMS:
             return None
-        terms.update(found)
-    rids: set[int] = set()
-    ordered = sorted(terms)
-    for start in range(0, len(ordered), 100):
-        expression = " OR ".join(f'"{t}"' for t in ordered[start : start + 100])
-        rids.update(
-            r[0] for r in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (expression,))
-        )
+        per_token.append(sorted(found))
+    rids: dict[int, int] = {}
+    for n, terms in enumerate(per_token):
+        bit = 1 << n
+        for start in range(0, len(terms), 100):
+            expression = " OR ".join(f'"{t}"' for t in terms[start : start + 100])
+            for (rid,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (expression,)):
+                rids[rid] = rids.get(rid, 0) | bit
     raw = [w.lower().lstrip("#") for w in parsed.text.split()]
     ids = set(raw) | ({prefix + w for w in raw if w} if prefix else set())
     if ids:
-        rids.update(
-            r[0]
-            for r in db.execute(
-                "SELECT rid FROM entries WHERE live = 1 AND id IN (SELECT value FROM json_each(?))",
-                (json.dumps(sorted(ids)),),
-            )
-        )
+        for (rid,) in db.execute(
+            "SELECT rid FROM entries WHERE live = 1 AND id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(ids)),),
+        ):
+            rids.setdefault(rid, 0)
     return rids
 
 
@@ -364,7 +367,7 @@ def _documents(
     db: Any,
     where: str,
     params: list[Any],
-    rids: set[int] | None,
+    rids: Collection[int] | None,
     prefix: str,
     with_tokens: bool,
 ) -> list[Any]:
@@ -426,7 +429,7 @@ def _count(group: str, needle: str) -> Fragment:
 
 
 def _keyword_sql(
-    query: Query, weights: Mapping[str, float], match: str
+    query: Query, weights: Mapping[str, float], match: str, masked: bool
 ) -> tuple[Fragment, Fragment, Fragment]:
     """``(counts, score, matches)``: SQL for :func:`search.keyword_score` and ``_matches``.
 
@@ -434,7 +437,9 @@ def _keyword_sql(
     phrase total ``ph``, the title flags); ``score`` and ``matches`` are
     expressions over them. The score adds the same terms in the same order
     as the reference, so the doubles are bit-identical (adding a zero changes
-    nothing). Pins are the caller's.
+    nothing). Pins are the caller's. ``masked``: the candidate row ``j`` holds
+    a bit per token the document contains (:func:`_candidates`); counts of a
+    token it lacks are 0 without reading its text.
     """
     from pm_core.tracker.search import (
         ALL_TERMS_BONUS,
@@ -446,20 +451,30 @@ def _keyword_sql(
     columns: list[Fragment] = []
     terms: list[Fragment] = [("0.0", [])]
     found: list[str] = []
+
+    def having(bits: int, fragment: Fragment) -> Fragment:
+        if not masked:
+            return fragment
+        return f"(CASE WHEN j.mask & {bits} = {bits} THEN {fragment[0]} ELSE 0 END)", fragment[1]
+
     for n, token in enumerate(query.tokens):
-        columns.append((f"instr(d.title_tokens, ?) > 0 AS t{n}", [f" {token} "]))
+        flag = having(1 << n, ("instr(d.title_tokens, ?) > 0", [f" {token} "]))
+        columns.append((f"{flag[0]} AS t{n}", flag[1]))
         terms.append((f"(CASE WHEN t{n} THEN ? ELSE 0.0 END)", [TITLE_TOKEN_BONUS]))
         for g, group in enumerate(GROUPS):
-            sql, args = _count(group, token)
+            sql, args = having(1 << n, _count(group, token))
             columns.append((f"{sql} AS c{n}_{g}", args))
             terms.append((f"c{n}_{g} * ?", [weights.get(group, 1.0)]))
         found.append("(" + " + ".join(f"c{n}_{g}" for g in range(len(GROUPS))) + ") > 0")
     every = " AND ".join(found)
     if len(query.tokens) > 1:
         phrase = query.phrase
-        hits = _join([_count(g, phrase) for g in GROUPS], " + ")
+        # The phrase holds every token: only a document with them all can hold it.
+        everything = (1 << len(query.tokens)) - 1
+        hits = having(everything, _join([_count(g, phrase) for g in GROUPS], " + "))
         columns.append((f"({hits[0]}) AS ph", hits[1]))
-        columns.append(("instr(IFNULL(d.g_title, ''), ?) > 0 AS tp", [phrase]))
+        title_phrase = having(everything, ("instr(IFNULL(d.g_title, ''), ?) > 0", [phrase]))
+        columns.append((f"{title_phrase[0]} AS tp", title_phrase[1]))
         terms.append((f"(CASE WHEN {every} THEN ? ELSE 0.0 END)", [ALL_TERMS_BONUS]))
         terms.append(("(CASE WHEN tp THEN ? ELSE 0.0 END)", [TITLE_PHRASE_BONUS]))
         terms.append(("? * ph", [PHRASE_HIT_WEIGHT]))
@@ -482,7 +497,7 @@ def _keyword_page(
     db: Any,
     where: str,
     params: list[Any],
-    rids: set[int] | None,
+    rids: Mapping[int, int] | None,
     parsed: Query,
     prefix: str,
     match: str,
@@ -497,7 +512,8 @@ def _keyword_page(
     """
     from pm_core.tracker.search import EXACT_ID_SCORE, SHORT_ID_SCORE, keyword_score
 
-    counts, score, matches = _keyword_sql(parsed, weights, match)
+    masked = rids is not None
+    counts, score, matches = _keyword_sql(parsed, weights, match, masked)
     raw = sorted({w.lower().lstrip("#") for w in parsed.text.split()})
     shorts = sorted({prefix + w for w in raw if w}) if prefix else []
     pin = (
@@ -506,13 +522,20 @@ def _keyword_page(
     )
     args: list[Any] = [*raw, *shorts, *counts[1], *params]
     # Materialized: each count is taken once, not once per use in the score.
+    if rids is not None:
+        # Read from the candidates (each with its token bits), not from every entry.
+        source = (
+            "(SELECT key + 0 AS rid, value AS mask FROM json_each(?)) j "
+            "CROSS JOIN entries e ON e.rid = j.rid CROSS JOIN docs d ON d.rid = e.rid"
+        )
+        position = len(raw) + len(shorts) + len(counts[1])
+        args.insert(position, json.dumps({str(k): v for k, v in rids.items()}))
+    else:
+        source = "entries e JOIN docs d ON d.rid = e.rid"
     sql = (
         f"WITH c AS MATERIALIZED (SELECT e.rid, e.id, {pin} AS pin, {counts[0]} "
-        f"FROM entries e JOIN docs d ON d.rid = e.rid WHERE {where}"
+        f"FROM {source} WHERE {where}"
     )
-    if rids is not None:
-        sql += " AND e.rid IN (SELECT value FROM json_each(?))"
-        args.append(json.dumps(sorted(rids)))
     sql += f"), s AS (SELECT rid, id, pin, {score[0]} AS score, {matches[0]} AS ok FROM c) "
     args.extend([*score[1], *matches[1], min_score, limit])
     # A pin always counts; otherwise the document must match and score.
