@@ -161,6 +161,10 @@ def _plain_key(key: str) -> bool:
     return known
 
 
+#: First characters :func:`_primitive` looks past (quotes, numbers, true/false/null, ``[]``).
+_SPECIAL_FIRST = frozenset('"-0123456789tfn[')
+
+
 def read_record(text: str) -> dict[str, Any] | None:
     """The decoded item mapping, or ``None`` when the full decoder must decide."""
     try:
@@ -178,15 +182,20 @@ def _read(text: str) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     count = len(lines)
     header = _HEADER.match
+    seen = _KEYS_SEEN.get
     k = 0
     while k < count:
         line = lines[k]
         k += 1
-        if not line or line[-1] == " ":
+        # An indented line here is outside a table: a nested object or a list item.
+        if not line or line[0] == " " or line[-1] == " ":
             return None
         key, sep, rest = line.partition(": ")
-        if sep and rest and rest[0] != " " and _plain_key(key):
-            value: Any = [] if rest == "[]" else _primitive(rest)
+        if sep and rest and rest[0] != " " and (seen(key) or _plain_key(key)):
+            if rest[0] not in _SPECIAL_FIRST:
+                value: Any = rest  # plain text (what _primitive returns for it)
+            else:
+                value = [] if rest == "[]" else _primitive(rest)
         else:
             match = header(line)
             if match is None:
@@ -226,6 +235,4 @@ def _read(text: str) -> dict[str, Any] | None:
         if key in out:
             return None
         out[key] = value
-        if k < count and lines[k][:1] == " ":
-            return None
     return out
