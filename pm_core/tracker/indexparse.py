@@ -210,13 +210,17 @@ def parsed_batches(
     context: Context,
     *,
     parallel: bool,
+    job_files: int = JOB_FILES,
 ) -> Iterator[Rows]:
-    """The rows of ``rels`` batch by batch (row ids ``first_rid + position``)."""
-    starts = range(0, len(rels), JOB_FILES)
+    """The rows of ``rels`` batch by batch (row ids ``first_rid + position``).
+
+    ``parallel``: in worker processes (when there are two jobs and two cores).
+    """
+    starts = range(0, len(rels), job_files)
     workers = min(os.cpu_count() or 1, MAX_WORKERS)
     if not parallel or workers < 2 or len(starts) < 2:
         for k in starts:
-            end = k + JOB_FILES
+            end = k + job_files
             yield parse_rows(root, rels[k:end], stats[k:end], first_rid + k, context)
         return
     import multiprocessing
@@ -232,7 +236,7 @@ def parsed_batches(
     pool_context = multiprocessing.get_context(method)
     shared = context.as_tuple()
     jobs = [
-        (root, list(rels[k : k + JOB_FILES]), list(stats[k : k + JOB_FILES]), first_rid + k, shared)
+        (root, list(rels[k : k + job_files]), list(stats[k : k + job_files]), first_rid + k, shared)
         for k in starts
     ]
     with pool_context.Pool(workers) as pool:

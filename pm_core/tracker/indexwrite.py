@@ -18,6 +18,8 @@ re-derived in bulk.
 from __future__ import annotations
 
 import json
+import re
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -32,11 +34,28 @@ from pm_core.tracker.indexrows import (
     doc_values,
     unpack_item,
 )
-from pm_core.tracker.indexschema import SECONDARY_INDEXES
+from pm_core.tracker.indexschema import SECONDARY_INDEXES, STATEMENTS
 from pm_core.tracker.model import Item
 
 if TYPE_CHECKING:
     from pm_core.tracker.index import Listing, ReadIndex
+
+#: A trigger condition that is false while the derived facts are marked stale
+#: (:mod:`pm_core.tracker.indexderived`): then such a trigger records nothing.
+STALE_GUARD = "(SELECT stale FROM derived_state) = 0"
+_GUARDED = re.compile(
+    r"CREATE TRIGGER (\w+) (?:(?!\bWHEN\b)[^;])*? WHEN (?:(?:(?!\bOR\b)[^;])*? AND )?"
+    + re.escape(STALE_GUARD)
+    + r" BEGIN ",
+    re.DOTALL,
+)
+#: ``(name, CREATE TRIGGER statement)`` of the schema's triggers whose WHEN clause
+#: is ``... AND STALE_GUARD`` (no OR): inert while the facts are stale.
+GUARDED_TRIGGERS: tuple[tuple[str, str], ...] = tuple(
+    (match.group(1), statement)
+    for statement in STATEMENTS
+    if (match := _GUARDED.match(statement)) is not None
+)
 
 #: Past this many changed rows, derived tables are rebuilt in bulk.
 BULK_MIN = 1500
@@ -141,25 +160,47 @@ class Writer:
         self._remove(sorted(set(removes)))
         # Filling an empty index: build the secondary indexes once, after the rows.
         empty = self.bulk and db.execute("SELECT 1 FROM entries LIMIT 1").fetchone() is None
+        inert = self._inert_triggers() if empty else ()
         if empty:
             for name, _ in SECONDARY_INDEXES:
                 db.execute(f"DROP INDEX IF EXISTS {name}")
+        for name, _ in inert:
+            db.execute(f"DROP TRIGGER IF EXISTS {name}")
         try:
-            self._parse_and_store(parses)
+            try:
+                self._parse_and_store(parses)
+            finally:
+                if empty:
+                    for _, create in SECONDARY_INDEXES:
+                        db.execute(create)
+            if self.bulk:
+                self._derive_all()
+            else:
+                self._derive(self.touched_ids)
         finally:
-            if empty:
-                for _, create in SECONDARY_INDEXES:
-                    db.execute(create)
-        if self.bulk:
-            self._derive_all()
-        else:
-            self._derive(self.touched_ids)
+            for _, create in inert:
+                db.execute(create)
         db.executemany(
             "INSERT OR REPLACE INTO folders(folder, digest, dir_mtime, dir_ino) VALUES (?,?,?,?)",
             [(folder, digests[folder], *dirs[folder]) for folder in changed],
         )
         db.executemany("DELETE FROM folders WHERE folder = ?", [(f,) for f in stale_folders])
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('folders', ?)", (order,))
+
+    def _inert_triggers(self) -> tuple[tuple[str, str], ...]:
+        """Triggers that do nothing now: each is guarded by :data:`STALE_GUARD`, and it holds.
+
+        A bulk load into an empty index drops them and creates them again
+        after its rows are in (same transaction), rather than testing the
+        guard once per inserted row.
+        """
+        try:
+            row = self.db.execute("SELECT stale FROM derived_state").fetchone()
+        except sqlite3.OperationalError:
+            return ()  # no such table: nothing is guarded by it
+        if row is None or row[0] == 0:
+            return ()
+        return GUARDED_TRIGGERS
 
     def _recheck_racy(
         self,
