@@ -96,8 +96,8 @@ class WatchRefresh:
         from pm_core.tracker import watchclient
 
         config = self.index.config
-        if watcher_unavailable(str(self.index.root)) is not None:
-            return
+        # No availability check here (it loads ctypes): a watcher only runs where
+        # it can watch (it checks at start), and without one the connect fails.
         if (
             config.verify == "auto"
             and self.stored is None

@@ -18,11 +18,10 @@ then lists the files itself.
 
 from __future__ import annotations
 
+import _socket
 import contextlib
 import json
 import os
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -63,10 +62,10 @@ def request(runtime: Path, message: dict[str, Any], timeout: float = TIMEOUT_S) 
     Raises :class:`OSError` (no watcher, refused, timed out) or
     :class:`ValueError` (an answer that is not a JSON object).
     """
-    with (
-        _address(runtime) as address,
-        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock,
-    ):
+    # The C socket type, not socket.socket: every read of a large tracker comes
+    # here, and the socket module's import costs several milliseconds.
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    with _address(runtime) as address, contextlib.closing(sock):
         sock.settimeout(timeout)
         sock.connect(address)
         sock.sendall(json.dumps(message).encode() + b"\n")
@@ -134,6 +133,8 @@ def spawn(root: Path, idle_seconds: float) -> bool:
     ``sh -c '... &'`` so it is nobody's child (no zombie in a long-lived
     caller); this waits only for that shell, never for the watcher.
     """
+    import subprocess
+
     runtime = root / "runtime"
     if lock_held(runtime):
         return False
