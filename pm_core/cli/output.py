@@ -50,11 +50,26 @@ def render(
 
     ``elided``: rows missing from the payload's list (see :func:`render_head`).
     """
+    return _render(payload, fmt=fmt, kind=kind, bounded=bounded, settings=settings, elided=elided)[
+        0
+    ]
+
+
+def _render(
+    payload: Mapping[str, Any],
+    *,
+    fmt: str,
+    kind: str,
+    bounded: bool,
+    settings: Mapping[str, Any] | None,
+    elided: Elided | None,
+) -> tuple[str, Mapping[str, Any]]:
+    """:func:`render`, and the payload as printed (to see how many rows it kept)."""
     encode = encode_json if fmt == "json" else encode_toon
     if not bounded:
         if elided is not None:
             raise ValueError("unbounded output needs every row")
-        return encode(payload)
+        return encode(payload), payload
     budget = ceiling(kind, fmt, settings)
     rough = _rough(payload, elided)
     if elided is not None and rough <= 3 * budget:
@@ -67,7 +82,7 @@ def render(
         text = encode(payload)
         full_size = estimate_tokens(text)
         if full_size <= budget:
-            return text
+            return text, payload
     # Shrinking measures many candidates and encoding each as TOON is slow:
     # measure compact JSON (C-accelerated) scaled by the TOON/JSON size ratio
     # of a sample of the first candidate at each level (its leading rows: a
@@ -94,8 +109,11 @@ def render(
             elided=elided,
         )
         out = encode(shrunk)
-    return out
+    return out, shrunk
 
+
+#: Rows a long list is first built with; when all of them fit, it is built to the cap.
+FIRST_HEAD = 256
 
 #: Rows of a candidate's longest list that measure the TOON/JSON ratio.
 SAMPLE_ROWS = 64
@@ -140,10 +158,21 @@ def render_head(
     tiny rows), every row is fetched after all.
     """
     budget = ceiling(kind, fmt, settings)
-    payload, elided = fetch(row_cap(budget))
-    if elided is not None and _rough(payload, elided) <= 3 * budget:
+    cap = row_cap(budget)
+    payload, elided = fetch(min(cap, FIRST_HEAD))
+    if elided is not None and (
+        len(payload[elided.key]) + elided.rows <= cap or _rough(payload, elided) <= 3 * budget
+    ):
         payload, elided = fetch(None)
-    return render(payload, fmt=fmt, kind=kind, settings=settings, elided=elided)
+    while True:
+        text, shown = _render(
+            payload, fmt=fmt, kind=kind, bounded=True, settings=settings, elided=elided
+        )
+        built = len(payload[elided.key]) if elided is not None else 0
+        if elided is None or built >= cap or len(shown.get(elided.key, ())) < built:
+            return text
+        # Every row built was shown: more may fit, so build as many as can.
+        payload, elided = fetch(cap)
 
 
 def write(text: str) -> None:

@@ -135,33 +135,41 @@ def fit(
     if elided is not None and elided.rows:
         extra = elided.rows
         primary: str | None = _primary_list_key(result, elided.key, extra)
-        if primary != elided.key or len(result[primary]) < row_cap(budget_tokens):
-            raise ValueError(f"elided rows need {elided.key!r} as the list with its first rows")
+        if primary != elided.key or len(result[primary]) + extra <= row_cap(budget_tokens):
+            raise ValueError(
+                f"elided rows need {elided.key!r} as the list with its first rows, "
+                "and more rows in all than can ever fit"
+            )
     else:
         primary = _primary_list_key(result)
     cut = 0
+    whole_fits = True
     if primary is not None:
         # No row is smaller than MIN_ROW_BYTES, so rows past this cap can never
         # fit: drop them before shrinking, keeping the work bounded by the budget
         # rather than by the size of the tracker.
         cap = row_cap(budget_tokens)
-        if len(result[primary]) + extra > cap:
-            cut = len(result[primary]) + extra - cap
-            result[primary] = result[primary][:cap]
+        present = len(result[primary])
+        if present + extra > cap:
+            whole_fits = False
+            keep = min(present, cap)
+            cut = present + extra - keep
+            result[primary] = result[primary][:keep]
     last: dict[str, Any] = result
     for level in LEVELS[1:]:
-        if cut and level in ("compact", "brief"):
-            # These levels keep every row, and a list cut at the cap cannot fit
+        if not whole_fits and level in ("compact", "brief"):
+            # These levels keep every row, and a list past the cap cannot fit
             # whole (that is what the cap means): skip shrinking it to learn so.
             continue
         counter = _Counter()
         counter.rows = cut
-        candidate = _shrink(result, level, primary, counter)
         if level == "summary" and primary is not None:
-            candidate = _fit_primary(
-                candidate, primary, budget_tokens, measure, counter, hint, full_size
+            candidate, counter = _fit_summary(
+                result, primary, budget_tokens, measure, cut, hint, full_size
             )
-        elif cut and primary is not None:
+        else:
+            candidate = _shrink(result, level, primary, counter)
+        if level != "summary" and cut and primary is not None:
             if level == "counts":
                 candidate[f"{primary}_count"] = cut + len(result[primary])
             else:
@@ -277,46 +285,63 @@ def _value(value: Any, level: str, max_chars: int, keep: int, counter: _Counter,
     return value
 
 
-def _fit_primary(
-    payload: dict[str, Any],
+def _fit_summary(
+    payload: Mapping[str, Any],
     key: str,
     budget: int,
     measure: Measure,
-    counter: _Counter,
+    cut: int,
     recover: str,
     full_size: int,
-) -> dict[str, Any]:
-    """Keep the longest prefix of the primary list that fits (binary search).
+) -> tuple[dict[str, Any], _Counter]:
+    """The summary level: the longest prefix of the primary list that fits.
 
-    Each trial is measured in its final form (the ``<key>_omitted`` count and
-    the receipt with its real figures), so the answer still fits once they are
-    added.
+    Rows are shrunk only as far as the search reaches (it doubles from 16
+    rows, then halves), so the work follows what fits, not the list. Each
+    trial is measured in its final form (the ``<key>_omitted`` count and the
+    receipt with its real figures), so the answer still fits once they are
+    added. ``trimmed_values`` counts values shortened or dropped in what is
+    shown; rows left out are counted once, as rows.
     """
-    entries: list[Any] = payload[key]
-    already = counter.rows
+    max_chars, keep = _LIMITS["summary"]
+    base = _Counter()
+    others = _shrink({k: v for k, v in payload.items() if k != key}, "summary", None, base)
+    rows: list[Any] = payload[key]
+    shrunk: list[dict[str, Any]] = []
+    trims: list[int] = []
 
-    def shaped(count: int) -> dict[str, Any]:
-        out = dict(payload)
-        out[key] = entries[:count]
-        dropped = already + len(entries) - count
-        if dropped:
-            out[f"{key}_omitted"] = dropped
+    def shaped(count: int) -> tuple[dict[str, Any], _Counter]:
+        while len(shrunk) < count:
+            row_counter = _Counter()
+            shrunk.append(_entry(rows[len(shrunk)], "summary", max_chars, keep, row_counter))
+            trims.append(row_counter.count)
+        out = {k: shrunk[:count] if k == key else others[k] for k in payload}
         trial = _Counter()
-        trial.rows, trial.count = dropped, counter.count
-        out[OMITTED_KEY] = _receipt("summary", trial, budget, full_size, recover)
-        return out
+        trial.rows = cut + len(rows) - count
+        trial.count = base.count + sum(trims[:count])
+        if trial.rows:
+            out[f"{key}_omitted"] = trial.rows
+        return out, trial
 
-    low, high = 0, len(entries)
+    def fits(count: int) -> bool:
+        out, trial = shaped(count)
+        out[OMITTED_KEY] = _receipt("summary", trial, budget, full_size, recover)
+        return measure(out) <= budget
+
+    low, high = 0, len(rows)
+    step = 16
+    while step < high:
+        if not fits(step):
+            high = step - 1
+            break
+        low, step = step, step * 2
     while low < high:
         mid = (low + high + 1) // 2
-        if measure(shaped(mid)) <= budget:
+        if fits(mid):
             low = mid
         else:
             high = mid - 1
-    counter.rows = already + len(entries) - low
-    out = shaped(low)
-    out.pop(OMITTED_KEY, None)  # the caller adds the final receipt (same figures)
-    return out
+    return shaped(low)
 
 
 def project(record: Mapping[str, Any], fields: list[str] | tuple[str, ...]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pm_core.cli.output import encode_toon, render, render_head
+from pm_core.cli.output import FIRST_HEAD, encode_toon, render, render_head
 from pm_core.tracker.budget import (
     OMITTED_KEY,
     Elided,
@@ -187,6 +187,8 @@ def test_render_of_elided_rows_equals_render_of_every_row(fmt: str) -> None:
 
 def test_render_head_builds_only_the_rows_that_can_show() -> None:
     payload = _rows(5000, description="")
+    for row in payload["items"]:
+        row["title"] = f"{row['title']} " + "t" * 100  # titles survive shrinking: ~120 rows fit
     asked: list[int | None] = []
 
     def fetch(head: int | None) -> tuple[dict[str, Any], Elided | None]:
@@ -194,7 +196,25 @@ def test_render_head_builds_only_the_rows_that_can_show() -> None:
         return _split(payload, head) if head is not None else (payload, None)
 
     assert render_head(fetch) == render(payload)
-    assert asked == [row_cap(ceiling("read", "toon"))]
+    # Fewer rows than the first head fit, so only the first head was built.
+    assert asked == [FIRST_HEAD]
+
+
+def test_render_head_builds_to_the_cap_when_every_row_of_the_first_head_fits() -> None:
+    # Small rows: more than the first head fit under the ceiling.
+    payload = {
+        "items": [{"id": f"pm-{n:05d}", "title": "t"} for n in range(20_000)],
+        "total": 20_000,
+    }
+    asked: list[int | None] = []
+
+    def fetch(head: int | None) -> tuple[dict[str, Any], Elided | None]:
+        asked.append(head)
+        return _split(payload, head) if head is not None else (payload, None)
+
+    cap = row_cap(ceiling("read", "toon"))
+    assert render_head(fetch) == render(payload)
+    assert asked == [FIRST_HEAD, cap]
 
 
 def test_render_head_fetches_every_row_when_the_whole_list_is_small() -> None:
@@ -207,11 +227,12 @@ def test_render_head_fetches_every_row_when_the_whole_list_is_small() -> None:
         return _split(payload, head) if head is not None else (payload, None)
 
     assert render_head(fetch) == render(payload)
-    assert asked == [row_cap(ceiling("read", "toon")), None]
+    assert asked == [FIRST_HEAD, None]
 
 
-def test_elided_rows_without_the_rows_that_fit_are_refused() -> None:
-    head, elided = _split(_rows(3000, description=""), 10)
+def test_elided_rows_of_a_list_that_could_fit_whole_are_refused() -> None:
+    # 900 rows in all could fit at a level that keeps every row: they must all be built.
+    head, elided = _split(_rows(900, description=""), 10)
     with pytest.raises(ValueError, match="first rows"):
         fit(head, 4000, full_size=10**6, elided=elided)
     with pytest.raises(ValueError, match="token budget"):
