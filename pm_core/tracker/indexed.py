@@ -15,8 +15,11 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.indexrows import GROUPS, doc_tokens
+from pm_core.tracker.indexscore import PARALLEL_ROWS
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pm_core.tracker.api import Tracker
     from pm_core.tracker.index import ReadIndex
     from pm_core.tracker.search import Query, Scored
@@ -244,10 +247,12 @@ def search_page(
     weights: Mapping[str, float],
     min_score: float,
     limit: int,
+    parallel_rows: int = PARALLEL_ROWS,
 ) -> tuple[list[Scored], int, dict[str, tuple[str, str, str]]] | None:
     """``(best hits, total, id -> (title, type, status))``, or None to scan files.
 
-    ``filters`` must already have passed the reference's validation.
+    ``filters`` must already have passed the reference's validation. From
+    ``parallel_rows`` candidates on, keyword scores are taken in two threads.
     """
     from pm_core.tracker import indexing
 
@@ -271,7 +276,18 @@ def search_page(
         rids = _candidates(db, parsed, tracker.prefix)
         if mode == "keyword" and match in ("or", "and", "exact"):
             page = _keyword_page(
-                db, where, params, rids, parsed, tracker.prefix, match, weights, min_score, limit
+                db,
+                index.path,
+                where,
+                params,
+                rids,
+                parsed,
+                tracker.prefix,
+                match,
+                weights,
+                min_score,
+                limit,
+                parallel_rows,
             )
             if page is not None:
                 return page
@@ -404,97 +420,9 @@ def _documents(
     return docs
 
 
-#: An SQL fragment and its parameters, in order.
-Fragment = tuple[str, list[Any]]
-
-
-def _join(fragments: Sequence[Fragment], glue: str) -> Fragment:
-    return glue.join(f[0] for f in fragments), [a for f in fragments for a in f[1]]
-
-
-def _count(group: str, needle: str) -> Fragment:
-    """``text.count(needle)`` (non-overlapping) of a field group; 0 when it is empty.
-
-    Byte lengths: the needle is ASCII, so each occurrence removed shortens the
-    UTF-8 text by exactly its length.
-    """
-    column = f"d.g_{group}"
-    # instr() first: most groups hold no occurrence, and it copies nothing.
-    sql = (
-        f"(CASE WHEN IFNULL(instr({column}, ?), 0) = 0 THEN 0 "
-        f"ELSE (length(CAST({column} AS BLOB)) - "
-        f"length(CAST(replace({column}, ?, '') AS BLOB))) / ? END)"
-    )
-    return sql, [needle, needle, len(needle)]
-
-
-def _keyword_sql(
-    query: Query, weights: Mapping[str, float], match: str, masked: bool
-) -> tuple[Fragment, Fragment, Fragment]:
-    """``(counts, score, matches)``: SQL for :func:`search.keyword_score` and ``_matches``.
-
-    ``counts`` are columns read once per document (``c<token>_<group>``, the
-    phrase total ``ph``, the title flags); ``score`` and ``matches`` are
-    expressions over them. The score adds the same terms in the same order
-    as the reference, so the doubles are bit-identical (adding a zero changes
-    nothing). Pins are the caller's. ``masked``: the candidate row ``j`` holds
-    a bit per token the document contains (:func:`_candidates`); counts of a
-    token it lacks are 0 without reading its text.
-    """
-    from pm_core.tracker.search import (
-        ALL_TERMS_BONUS,
-        PHRASE_HIT_WEIGHT,
-        TITLE_PHRASE_BONUS,
-        TITLE_TOKEN_BONUS,
-    )
-
-    columns: list[Fragment] = []
-    terms: list[Fragment] = [("0.0", [])]
-    found: list[str] = []
-
-    def having(bits: int, fragment: Fragment) -> Fragment:
-        if not masked:
-            return fragment
-        return f"(CASE WHEN j.mask & {bits} = {bits} THEN {fragment[0]} ELSE 0 END)", fragment[1]
-
-    for n, token in enumerate(query.tokens):
-        flag = having(1 << n, ("instr(d.title_tokens, ?) > 0", [f" {token} "]))
-        columns.append((f"{flag[0]} AS t{n}", flag[1]))
-        terms.append((f"(CASE WHEN t{n} THEN ? ELSE 0.0 END)", [TITLE_TOKEN_BONUS]))
-        for g, group in enumerate(GROUPS):
-            sql, args = having(1 << n, _count(group, token))
-            columns.append((f"{sql} AS c{n}_{g}", args))
-            terms.append((f"c{n}_{g} * ?", [weights.get(group, 1.0)]))
-        found.append("(" + " + ".join(f"c{n}_{g}" for g in range(len(GROUPS))) + ") > 0")
-    every = " AND ".join(found)
-    if len(query.tokens) > 1:
-        phrase = query.phrase
-        # The phrase holds every token: only a document with them all can hold it.
-        everything = (1 << len(query.tokens)) - 1
-        hits = having(everything, _join([_count(g, phrase) for g in GROUPS], " + "))
-        columns.append((f"({hits[0]}) AS ph", hits[1]))
-        title_phrase = having(everything, ("instr(IFNULL(d.g_title, ''), ?) > 0", [phrase]))
-        columns.append((f"{title_phrase[0]} AS tp", title_phrase[1]))
-        terms.append((f"(CASE WHEN {every} THEN ? ELSE 0.0 END)", [ALL_TERMS_BONUS]))
-        terms.append(("(CASE WHEN tp THEN ? ELSE 0.0 END)", [TITLE_PHRASE_BONUS]))
-        terms.append(("? * ph", [PHRASE_HIT_WEIGHT]))
-    if match == "and":
-        matches: Fragment = (every, [])
-    elif match == "exact":
-        columns.append(
-            (
-                "(" + " OR ".join(f"instr(IFNULL(d.g_{g}, ''), ?) > 0" for g in GROUPS) + ") AS ex",
-                [query.phrase] * len(GROUPS),
-            )
-        )
-        matches = ("ex", [])
-    else:
-        matches = ("1", [])
-    return _join(columns, ", "), _join(terms, " + "), matches
-
-
 def _keyword_page(
     db: Any,
+    path: Path,
     where: str,
     params: list[Any],
     rids: Mapping[int, int] | None,
@@ -504,52 +432,38 @@ def _keyword_page(
     weights: Mapping[str, float],
     min_score: float,
     limit: int,
+    parallel_rows: int,
 ) -> tuple[list[Scored], int, dict[str, tuple[str, str, str]]] | None:
     """Keyword search scored in SQL; only the best ``limit`` documents are loaded.
 
     Their scores are recomputed by the reference scorer (which also names the
     matched fields); None if any differs, and the caller scores in Python.
+    That also catches a write committed between the reads of two connections.
     """
+    from pm_core.tracker.indexscore import Ranking, general_sql, integer_sql, integer_weights, rank
     from pm_core.tracker.search import EXACT_ID_SCORE, SHORT_ID_SCORE, keyword_score
 
     masked = rids is not None
-    counts, score, matches = _keyword_sql(parsed, weights, match, masked)
+    whole = integer_weights(weights)
+    if whole is not None:
+        counts, score, matches = integer_sql(parsed, whole, match, masked)
+    else:
+        counts, score, matches = general_sql(parsed, weights, match, masked)
     raw = sorted({w.lower().lstrip("#") for w in parsed.text.split()})
     shorts = sorted({prefix + w for w in raw if w}) if prefix else []
     pin = (
         f"(CASE WHEN e.id IN ({_marks(raw) or 'NULL'}) THEN {int(EXACT_ID_SCORE)} "
         f"WHEN e.id IN ({_marks(shorts) or 'NULL'}) THEN {int(SHORT_ID_SCORE)} ELSE 0 END)"
     )
-    args: list[Any] = [*raw, *shorts, *counts[1], *params]
-    # Materialized: each count is taken once, not once per use in the score.
-    if rids is not None:
-        # Read from the candidates (each with its token bits), not from every entry.
-        source = (
-            "(SELECT key + 0 AS rid, value AS mask FROM json_each(?)) j "
-            "CROSS JOIN entries e ON e.rid = j.rid CROSS JOIN docs d ON d.rid = e.rid"
-        )
-        position = len(raw) + len(shorts) + len(counts[1])
-        args.insert(position, json.dumps({str(k): v for k, v in rids.items()}))
-    else:
-        source = "entries e JOIN docs d ON d.rid = e.rid"
-    sql = (
-        f"WITH c AS MATERIALIZED (SELECT e.rid, e.id, {pin} AS pin, {counts[0]} "
-        f"FROM {source} WHERE {where}"
+    ranking = Ranking(
+        (pin, [*raw, *shorts]), counts, score, matches, (where, params), min_score, limit
     )
-    sql += f"), s AS (SELECT rid, id, pin, {score[0]} AS score, {matches[0]} AS ok FROM c) "
-    args.extend([*score[1], *matches[1], min_score, limit])
-    # A pin always counts; otherwise the document must match and score.
-    ranked = db.execute(
-        f"{sql}SELECT rid, id, pin, score, COUNT(*) OVER () FROM s "
-        "WHERE pin > 0 OR (ok AND score > 0 AND score >= ?) "
-        "ORDER BY pin DESC, CASE WHEN pin > 0 THEN pin ELSE score END DESC, id LIMIT ?",
-        args,
-    ).fetchall()
+    ranked, total = rank(db, path, ranking, rids, parallel_rows)
     if not ranked:
         return [], 0, {}
     docs = {d.id: d for d in _documents(db, "1", [], {r[0] for r in ranked}, prefix, False)}
     best: list[Scored] = []
-    for _rid, item_id, pinned, value, _total in ranked:
+    for _rid, item_id, pinned, value in ranked:
         doc = docs.get(item_id)
         if doc is None:  # written by another process between the two reads
             return None
@@ -558,7 +472,7 @@ def _keyword_page(
             return None
         best.append(scored)
     info = {d.id: (d.title, d.type, d.status) for d in docs.values()}
-    return best, int(ranked[0][4]), info
+    return best, total, info
 
 
 def _empty_doc() -> Any:

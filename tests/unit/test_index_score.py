@@ -1,0 +1,255 @@
+"""Keyword scores in SQL: the integer path, the general path and the two-thread split.
+
+Every path must give what the file scan gives (``PM_INDEX=off``): the same
+hits in the same order with the same scores and matched fields, and the same
+total. The split is forced on a small workspace through ``parallel_rows``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pm_core.tracker import indexed, indexing
+from pm_core.tracker.api import Tracker
+from pm_core.tracker.indexrows import GROUPS
+from pm_core.tracker.indexscore import (
+    Ranking,
+    candidate_source,
+    general_sql,
+    integer_sql,
+    integer_weights,
+    rank,
+)
+from pm_core.tracker.listing import list_items
+from pm_core.tracker.search import DEFAULT_WEIGHTS, parse_query, search
+from tests.bench.generate import generate
+
+#: Splits every search of the 300-item workspace over two connections.
+ALWAYS_SPLIT = 1
+#: Never splits.
+NEVER_SPLIT = 10**9
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("bench300score") / "ws"
+    return generate(300, out, jobs=1, history=False)
+
+
+@pytest.fixture
+def root(pristine: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "ws" / ".agents" / "pm"
+    shutil.copytree(pristine, target)
+    shutil.rmtree(target / "runtime", ignore_errors=True)
+    (target / "runtime").mkdir()
+    return target
+
+
+def _tracker(root: Path, index: bool) -> Tracker:
+    return Tracker(root, author="alice", env={} if index else {"PM_INDEX": "off"})
+
+
+def _tune(root: Path, tuning: Mapping[str, float]) -> dict[str, float]:
+    """Write ``search.tuning`` and return the weights search() will use."""
+    settings = root / "settings.json"
+    data = json.loads(settings.read_text()) if settings.exists() else {}
+    data.setdefault("search", {})["tuning"] = dict(tuning)
+    settings.write_text(json.dumps(data))
+    return {**DEFAULT_WEIGHTS, **tuning}
+
+
+def _page(
+    root: Path,
+    query: str,
+    parallel_rows: int,
+    weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+    **options: Any,
+) -> tuple[list[tuple[str, float, tuple[str, ...]]], int]:
+    """The index's keyword answer as ``([(id, score, fields)], total)``."""
+    parsed = parse_query(query)
+    page = indexed.search_page(
+        _tracker(root, index=True),
+        parsed,
+        {k: tuple(v) for k, v in options.get("filters", {}).items()},
+        include_terminal=options.get("include_terminal", True),
+        mode="keyword",
+        match=options.get("match", "or"),
+        weights=weights,
+        min_score=options.get("min_score", 0.0),
+        limit=options.get("limit", 50),
+        parallel_rows=parallel_rows,
+    )
+    assert page is not None, "the index should have answered"
+    best, total, _info = page
+    return [(s.id, s.score, s.matched_fields) for s in best], total
+
+
+def _shown(answer: tuple[list[tuple[str, float, tuple[str, ...]]], int]) -> tuple[list[Any], int]:
+    """The answer with scores rounded as ``search()`` prints them."""
+    return [(i, round(score, 4), fields) for i, score, fields in answer[0]], answer[1]
+
+
+def _scanned(root: Path, query: str, **options: Any) -> tuple[list[Any], int]:
+    """The file scan's answer in the shape of :func:`_page` (scores as printed)."""
+    result = search(_tracker(root, index=False), query, **options)
+    hits = [(h["id"], h["score"], tuple(h["matched_fields"])) for h in result["hits"]]
+    return hits, result["total"]
+
+
+QUERIES: dict[str, dict[str, Any]] = {
+    "broad": {"query": "deadlock replica"},
+    "one word": {"query": "replica"},
+    "repeated word": {"query": "replica replica cache"},
+    "and": {"query": "cache index", "match": "and"},
+    "exact": {"query": "cache index", "match": "exact"},
+    "exact one word": {"query": "rollback", "match": "exact"},
+    "min score": {"query": "deadlock replica", "min_score": 60.0},
+    "short token, every document": {"query": "db api", "limit": 7},
+    "open tasks": {"query": "rollback", "include_terminal": False, "filters": {"type": ["Task"]}},
+    "few hits": {"query": "deadlock", "limit": 3},
+}
+
+
+@pytest.mark.parametrize("split", [ALWAYS_SPLIT, NEVER_SPLIT], ids=["split", "one"])
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_integer_weights_score_as_the_file_scan(root: Path, name: str, split: int) -> None:
+    options = dict(QUERIES[name])
+    query = options.pop("query")
+    assert integer_weights(DEFAULT_WEIGHTS) is not None
+    indexed_answer = _page(root, query, split, **options)
+    assert _shown(indexed_answer) == _scanned(root, query, **options)
+    assert indexed_answer[0], "the query should find something"
+
+
+@pytest.mark.parametrize(
+    "tuning",
+    [{"title": 0.3, "body": 1.7, "comments": 0.1}, {"tags": 0.0, "body": 2.0}, {"title": -3.0}],
+    ids=["fractional", "zero", "negative"],
+)
+def test_other_weights_take_the_general_path_and_score_as_the_file_scan(
+    root: Path, tuning: dict[str, float]
+) -> None:
+    weights = _tune(root, tuning)
+    assert integer_weights(weights) is None
+    pinned = list_items(_tracker(root, index=False), limit=1)["items"][0]["id"]
+    for query in (f"{pinned} deadlock replica cache", "replica", "db api"):
+        split = _page(root, query, ALWAYS_SPLIT, weights)
+        assert split == _page(root, query, NEVER_SPLIT, weights), query
+        assert _shown(split) == _scanned(root, query), query
+        assert split[0], query
+
+
+def test_integer_and_general_statements_rank_alike(root: Path) -> None:
+    tracker = _tracker(root, index=True)
+    index = indexing.fresh(tracker)
+    assert index is not None
+    parsed = parse_query("deadlock replica cache")
+    weights = integer_weights(DEFAULT_WEIGHTS)
+    assert weights is not None
+    rids = indexed._candidates(index.db, parsed, tracker.prefix)
+    answers = []
+    for build in (integer_sql, general_sql):
+        counts, score, matches = build(parsed, weights, "or", True)
+        ranking = Ranking(("0", []), counts, score, matches, ("e.live = 1", []), 0.0, 1000)
+        rows, total = rank(index.db, index.path, ranking, rids, NEVER_SPLIT)
+        answers.append(([(r[1], float(r[3])) for r in rows], total))
+    assert answers[0] == answers[1]
+    assert answers[0][1] > 20, "the query should rank many documents"
+
+
+def test_split_scoring_equals_one_connection_with_pins_and_filters(root: Path) -> None:
+    pinned = list_items(_tracker(root, index=False), limit=3)["items"][2]["id"]
+    query = f"{pinned} replica cache"
+    options: dict[str, Any] = {"filters": {"status": ["open", "closed"]}, "limit": 11}
+    split = _page(root, query, ALWAYS_SPLIT, **options)
+    assert split == _page(root, query, NEVER_SPLIT, **options)
+    assert split[0][0][0] == pinned and split[1] > 11
+
+
+def test_split_scoring_falls_back_to_one_connection_when_the_file_cannot_be_opened(
+    root: Path, tmp_path: Path
+) -> None:
+    tracker = _tracker(root, index=True)
+    index = indexing.fresh(tracker)
+    assert index is not None
+    parsed = parse_query("deadlock replica")
+    weights = integer_weights(DEFAULT_WEIGHTS)
+    assert weights is not None
+    counts, score, matches = integer_sql(parsed, weights, "or", True)
+    ranking = Ranking(("0", []), counts, score, matches, ("e.live = 1", []), 0.0, 20)
+    rids = indexed._candidates(index.db, parsed, tracker.prefix)
+    missing = tmp_path / "nowhere" / "index.sqlite"
+    fallback = rank(index.db, missing, ranking, rids, ALWAYS_SPLIT)
+    assert fallback == rank(index.db, index.path, ranking, rids, ALWAYS_SPLIT)
+    assert fallback == rank(index.db, index.path, ranking, rids, NEVER_SPLIT)
+    assert fallback[0], "the query should find something"
+
+
+def test_each_count_is_taken_once_per_document(root: Path) -> None:
+    """The score reads each count from a column: no count is inlined into each use."""
+    tracker = _tracker(root, index=True)
+    index = indexing.fresh(tracker)
+    assert index is not None
+    parsed = parse_query("deadlock replica")
+    weights = integer_weights(DEFAULT_WEIGHTS)
+    assert weights is not None
+    rids = indexed._candidates(index.db, parsed, tracker.prefix)
+    assert rids is not None
+    for built in (
+        integer_sql(parsed, weights, "and", True),
+        general_sql(parsed, DEFAULT_WEIGHTS, "and", True),
+    ):
+        counts, score, matches = built
+        ranking = Ranking(("0", []), counts, score, matches, ("e.live = 1", []), 0.0, 5)
+        sql, args = ranking.statement(candidate_source(rids), None)
+        program = index.db.execute(f"EXPLAIN {sql}", args).fetchall()
+        replaces = sum(1 for op in program if op[1] == "Function" and op[5] == "replace(3)")
+        # One per token and group, and one per group for the phrase.
+        assert replaces == (len(parsed.tokens) + 1) * len(GROUPS)
+
+
+@pytest.mark.parametrize(
+    "rids",
+    [{3: 1, 9: 2, 4: 3, 7: 0}, {5: 1, 2**61: 3, 2**40: 2}],
+    ids=["packed", "too large to pack"],
+)
+def test_candidates_reach_sql_with_their_token_bits(rids: dict[int, int]) -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE entries(rid INTEGER PRIMARY KEY)")
+    db.execute("CREATE TABLE docs(rid INTEGER PRIMARY KEY)")
+    db.executemany("INSERT INTO entries VALUES (?)", [(r,) for r in rids])
+    db.executemany("INSERT INTO docs VALUES (?)", [(r,) for r in rids])
+    everything = candidate_source(rids)
+    assert dict(db.execute(f"SELECT j.rid, j.mask FROM {everything[0]}", everything[1])) == rids
+    some = sorted(rids)[1:]
+    part = candidate_source(rids, some)
+    found = db.execute(f"SELECT j.rid, j.mask FROM {part[0]}", part[1]).fetchall()
+    assert found == [(r, rids[r]) for r in some]
+
+
+@pytest.mark.parametrize(
+    ("tuning", "whole"),
+    [
+        ({}, True),
+        ({"title": 48.0, "body": 3.0}, True),
+        ({"body": 1.5}, False),
+        ({"tags": 0.0}, False),
+        ({"notes": -2.0}, False),
+        ({"title": 1e12}, False),
+    ],
+)
+def test_integer_path_only_for_whole_positive_weights(
+    tuning: dict[str, float], whole: bool
+) -> None:
+    weights = integer_weights({**DEFAULT_WEIGHTS, **tuning})
+    assert (weights is not None) == whole
+    if weights is not None:
+        assert set(weights) == set(GROUPS)
+        assert all(isinstance(w, int) and w > 0 for w in weights.values())
