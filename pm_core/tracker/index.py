@@ -34,7 +34,6 @@ import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -43,7 +42,6 @@ from pm_core.tracker.indexrows import (
     DOC_COLUMNS,
     ITEM_COLUMNS,
     digest16,
-    doc_values,
     item_edges,
     item_values,
     unpack_item,
@@ -124,33 +122,6 @@ _FD_SCAN = os.scandir in os.supports_fd and os.stat in os.supports_dir_fd
 def _digest(listing: Listing) -> bytes:
     # marshal version 2 has no back-references, so equal listings give equal bytes.
     return digest16(marshal.dumps(listing, 2))
-
-
-def parse_file(
-    root: Path, rel: str, searchable: Sequence[str]
-) -> tuple[bytes, Item | None, str | None, str | None, tuple[Any, ...] | None]:
-    """Read and parse one item file: ``(digest, item, error, hint, doc values)``."""
-    from pm_core.tracker.fastread import read_record
-    from pm_core.tracker.model import ItemFormatError, item_from_record
-    from pm_core.tracker.store import decode_item
-
-    data = (root / rel).read_bytes()
-    digest = digest16(data)
-    source = rel
-    try:
-        record = None
-        with contextlib.suppress(UnicodeDecodeError):
-            record = read_record(data.decode("utf-8"))
-        if record is None:
-            item = decode_item(data, source)
-        else:
-            try:
-                item = item_from_record(record)
-            except ItemFormatError as exc:
-                raise CorruptItemError(f"{source}: {exc}", hint="fix the file by hand") from exc
-    except CorruptItemError as exc:
-        return digest, None, exc.message, exc.hint, None
-    return digest, item, None, None, doc_values(item, searchable)
 
 
 class ReadIndex:
@@ -561,5 +532,4 @@ __all__ = [
     "RefreshStats",
     "item_edges",
     "item_values",
-    "parse_file",
 ]
