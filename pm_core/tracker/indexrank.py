@@ -208,9 +208,30 @@ def next_buckets(source: Source, include_decisions: bool, limit: int) -> list[tu
     ]
 
 
-def _eligible(source: Source) -> tuple[str, list[str]]:
-    eligible = sorted(source.active_statuses | source.blocked_statuses)
-    return f"e.status IN ({','.join('?' * len(eligible))})", eligible
+class _Work:
+    """The work pool of ``next`` and ``context``: active or blocked leaves, under a parent."""
+
+    def __init__(self, tracker: Tracker, source: Source, parent: str | None) -> None:
+        from pm_core.tracker.focus import focus_id
+
+        self.source = source
+        self.parent_id = _require_parent(tracker, source, parent)
+        self.scope = source.scope_table(self.parent_id) if self.parent_id else None
+        self.focus = focus_id(tracker)
+
+    def rank(self, buckets: Iterable[tuple[str, str, int]]) -> Ranked:
+        """The pool ranked in baseline order with completed containers last."""
+        eligible = sorted(self.source.active_statuses | self.source.blocked_statuses)
+        return rank_pool(
+            self.source,
+            where=f"e.status IN ({','.join('?' * len(eligible))})",
+            params=eligible,
+            done_first=True,
+            skip_containers=True,
+            scope=self.scope,
+            focus=self.focus,
+            buckets=buckets,
+        )
 
 
 def _require_parent(tracker: Tracker, source: Source, parent: str | None) -> str | None:
@@ -251,25 +272,13 @@ def next_items(
 ) -> dict[str, Any] | None:
     """``ranking.next_items`` from the index; None when the index cannot answer."""
     from pm_core.tracker import indexing
-    from pm_core.tracker.focus import focus_id
     from pm_core.tracker.ranking import next_result
 
     def compute(index: ReadIndex) -> dict[str, Any]:
         with Source(tracker, index, now) as source:
-            parent_id = _require_parent(tracker, source, parent)
-            scope = source.scope_table(parent_id) if parent_id else None
-            focus = focus_id(tracker)
-            where, params = _eligible(source)
-            ranked = rank_pool(
-                source,
-                where=where,
-                params=params,
-                done_first=True,
-                skip_containers=True,
-                scope=scope,
-                focus=focus,
-                buckets=next_buckets(source, include_decisions, limit),
-            )
+            work = _Work(tracker, source, parent)
+            parent_id, focus = work.parent_id, work.focus
+            ranked = work.rank(next_buckets(source, include_decisions, limit))
             top = ranked.top
             lists = ["ready"] if ready_only else ["ready", "blocked", "decisions", "held"]
             _, rows = _formatter(source, [i for name in lists for i in top.get(name, [])], focus)
@@ -321,30 +330,17 @@ def context(
         return None
     from pm_core.tracker import indexing
     from pm_core.tracker import sections as sec
-    from pm_core.tracker.focus import focus_id
     from pm_core.tracker.ranking import context_result
 
     def compute(index: ReadIndex) -> dict[str, Any]:
         with Source(tracker, index, now) as source:
-            parent_id = _require_parent(tracker, source, parent)
-            scope = source.scope_table(parent_id) if parent_id else None
-            focus = focus_id(tracker)
-            where, params = _eligible(source)
+            work = _Work(tracker, source, parent)
+            parent_id, scope, focus = work.parent_id, work.scope, work.focus
             high_types = _quoted(HIGH_LEVEL_TYPES)
             buckets = next_buckets(source, False, limit)
             ready = buckets[-1][1]
-            pipe = rank_pool(
-                source,
-                where=where,
-                params=params,
-                done_first=True,
-                skip_containers=True,
-                scope=scope,
-                focus=focus,
-                buckets=[
-                    ("low", f"{ready} AND type NOT IN ({high_types})", limit),
-                    buckets[2],
-                ],
+            pipe = work.rank(
+                [("low", f"{ready} AND type NOT IN ({high_types})", limit), buckets[2]]
             )
             high_pool = rank_pool(
                 source,
