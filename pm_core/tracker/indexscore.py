@@ -36,7 +36,7 @@ Row = tuple[int, str, int, float]
 
 #: Candidate rows from which the score is split over two connections (fewer
 #: do not repay a thread and two connections).
-PARALLEL_ROWS = 5000
+PARALLEL_ROWS = 2000
 #: Integer weights up to this keep every sum far below 2**53 (an exact double).
 _MAX_EXACT_WEIGHT = 1_000_000
 #: Address space the scoring connections map the file into: pages are read
