@@ -25,25 +25,9 @@ from pm_core.tracker.index import ReadIndex
 from pm_core.tracker.listing import list_items
 from pm_core.tracker.ranking import context, next_items
 from pm_core.tracker.search import search
-from tests.bench.generate import generate
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 AUTHOR = "alice"
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("bench300") / "ws"
-    return generate(300, out, jobs=1, history=False)
-
-
-@pytest.fixture
-def root(pristine: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "ws" / ".agents" / "pm"
-    shutil.copytree(pristine, target)
-    shutil.rmtree(target / "runtime", ignore_errors=True)
-    (target / "runtime").mkdir()
-    return target
 
 
 def on(root: Path) -> Tracker:

@@ -18,7 +18,7 @@ from pm_core.tracker import indexing
 from pm_core.tracker.api import Tracker
 from pm_core.tracker.indexderived import BULK_DIRTY, Derived
 from pm_core.tracker.ranking import context, next_items
-from tests.unit.test_index import NOW, listed_ids, off, on, pristine, root, same  # noqa: F401
+from tests.unit.test_index import NOW, listed_ids, on, same
 
 
 def derived_rows(db: sqlite3.Connection) -> list[tuple[object, ...]]:

@@ -8,7 +8,6 @@ total. The split is forced on a small workspace through ``parallel_rows``.
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,27 +28,11 @@ from pm_core.tracker.indexscore import (
 )
 from pm_core.tracker.listing import list_items
 from pm_core.tracker.search import DEFAULT_WEIGHTS, parse_query, search
-from tests.bench.generate import generate
 
 #: Splits every search of the 300-item workspace over two connections.
 ALWAYS_SPLIT = 1
 #: Never splits.
 NEVER_SPLIT = 10**9
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("bench300score") / "ws"
-    return generate(300, out, jobs=1, history=False)
-
-
-@pytest.fixture
-def root(pristine: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "ws" / ".agents" / "pm"
-    shutil.copytree(pristine, target)
-    shutil.rmtree(target / "runtime", ignore_errors=True)
-    (target / "runtime").mkdir()
-    return target
 
 
 def _tracker(root: Path, index: bool) -> Tracker:

@@ -9,7 +9,6 @@ the best documents. Both must print exactly what the scan of every file gives
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +18,9 @@ from pm_core.cli.output import render, render_head
 from pm_core.tracker.api import Tracker
 from pm_core.tracker.listing import list_head, list_items
 from pm_core.tracker.search import search
-from tests.bench.generate import generate
 
 #: A ceiling small enough that the 300-item workspace's listings shrink.
 SETTINGS = {"output": {"token_budgets": {"read": {"toon": 400, "json": 500}}}}
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("bench300") / "ws"
-    return generate(300, out, jobs=1, history=False)
-
-
-@pytest.fixture
-def root(pristine: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "ws" / ".agents" / "pm"
-    shutil.copytree(pristine, target)
-    shutil.rmtree(target / "runtime", ignore_errors=True)
-    (target / "runtime").mkdir()
-    return target
 
 
 def _tracker(root: Path, index: bool) -> Tracker:
