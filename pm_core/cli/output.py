@@ -99,6 +99,18 @@ def _render(
 
     shrunk = fit(payload, budget, kind=kind, measure=measure, full_size=full_size, elided=elided)
     out = encode(shrunk)
+    for _ in range(RATIO_RETRIES):
+        exact = estimate_tokens(out)
+        if exact <= budget:
+            return out, shrunk
+        # The sample's ratio was too low for this payload: take the ratio of the
+        # very text that did not fit (it only grows) and shrink again.
+        level = str((shrunk.get(OMITTED_KEY) or {}).get("level", "full"))
+        ratios[level] = max(ratios.get(level, 0.0), exact / max(1, json_measure(shrunk)))
+        shrunk = fit(
+            payload, budget, kind=kind, measure=measure, full_size=full_size, elided=elided
+        )
+        out = encode(shrunk)
     if estimate_tokens(out) > budget:
         shrunk = fit(
             payload,
@@ -111,6 +123,10 @@ def _render(
         out = encode(shrunk)
     return out, shrunk
 
+
+#: How often a shrunk text that does not fit is shrunk again with a corrected ratio
+#: before every candidate is measured by encoding it.
+RATIO_RETRIES = 3
 
 #: Rows a long list is first built with; when all of them fit, it is built to the cap.
 FIRST_HEAD = 256
