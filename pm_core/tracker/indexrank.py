@@ -188,23 +188,15 @@ def _top(
     return [(item_id, score) for item_id, score, _ in scored[:count]]
 
 
-def _quoted(values: Iterable[str]) -> str:
-    return ",".join("'" + v.replace("'", "''") + "'" for v in sorted(values))
-
-
-def next_buckets(source: Source, include_decisions: bool, limit: int) -> list[tuple[str, str, int]]:
-    """The reference's buckets as SQL: decisions, then held, blocked, ready."""
-    me = source.author.replace("'", "''")
-    decision = "type = 'Decision'"
-    held = f"COALESCE(holder, '') != '' AND holder != '{me}'"
-    statuses = _quoted(source.blocked_statuses)
-    blocked = f"(status IN ({statuses}) OR unresolved)" if statuses else "(unresolved)"
-    keep = "1" if include_decisions else f"NOT {decision}"
+def next_buckets(include_decisions: bool, limit: int) -> list[tuple[str, str, int]]:
+    """The reference's buckets over pool columns: decisions, then held, blocked, ready."""
+    blocked = "(blocked_status OR unresolved)"
+    keep = "1" if include_decisions else "NOT decision"
     return [
-        ("decisions", decision, limit),
-        ("held", f"{keep} AND {held}", limit),
-        ("blocked", f"{keep} AND NOT ({held}) AND {blocked}", limit),
-        ("ready", f"{keep} AND NOT ({held}) AND NOT {blocked}", limit),
+        ("decisions", "decision", limit),
+        ("held", f"{keep} AND held", limit),
+        ("blocked", f"{keep} AND NOT held AND {blocked}", limit),
+        ("ready", f"{keep} AND NOT held AND NOT {blocked}", limit),
     ]
 
 
@@ -278,7 +270,7 @@ def next_items(
         with Source(tracker, index, now) as source:
             work = _Work(tracker, source, parent)
             parent_id, focus = work.parent_id, work.focus
-            ranked = work.rank(next_buckets(source, include_decisions, limit))
+            ranked = work.rank(next_buckets(include_decisions, limit))
             top = ranked.top
             lists = ["ready"] if ready_only else ["ready", "blocked", "decisions", "held"]
             _, rows = _formatter(source, [i for name in lists for i in top.get(name, [])], focus)
@@ -336,16 +328,13 @@ def context(
         with Source(tracker, index, now) as source:
             work = _Work(tracker, source, parent)
             parent_id, scope, focus = work.parent_id, work.scope, work.focus
-            high_types = _quoted(HIGH_LEVEL_TYPES)
-            buckets = next_buckets(source, False, limit)
-            ready = buckets[-1][1]
-            pipe = work.rank(
-                [("low", f"{ready} AND type NOT IN ({high_types})", limit), buckets[2]]
-            )
+            buckets = next_buckets(False, limit)
+            pipe = work.rank([("low", f"{buckets[-1][1]} AND NOT high", limit), buckets[2]])
+            high_types = sorted(HIGH_LEVEL_TYPES)
             high_pool = rank_pool(
                 source,
-                where=f"e.type IN ({high_types})",
-                params=(),
+                where=f"e.type IN ({','.join('?' * len(high_types))})",
+                params=high_types,
                 done_first=False,
                 skip_containers=False,
                 scope=scope,

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.model import Item
-from pm_core.tracker.order import baseline_sql
+from pm_core.tracker.order import HIGH_LEVEL_TYPES, baseline_sql
 from pm_core.tracker.view import TrackerView
 
 if TYPE_CHECKING:
@@ -28,17 +28,17 @@ if TYPE_CHECKING:
 #: What a pool row holds, filled from ``entries_baseline`` in baseline order; ``k``
 #: (the rowid) is the 1-based position. The holder is the claim principal, else
 #: the assignee; :meth:`Source.pool_table` then applies live lease holders.
+#: ``held``: someone other than the author holds it; ``blocked_status``: its
+#: status has the blocked role; ``decision`` and ``high``: its type.
 _POOL_TABLE = (
     "k INTEGER PRIMARY KEY, id TEXT, type TEXT, status TEXT, priority INTEGER, deadline TEXT, "
     "updated_epoch REAL, activity INTEGER, knowledge INTEGER, holder TEXT, expires TEXT, "
-    "risk_value REAL, affinity INTEGER, unresolved INTEGER, unblocks INTEGER, dist INTEGER"
+    "risk_value REAL, affinity INTEGER, unresolved INTEGER, unblocks INTEGER, dist INTEGER, "
+    "held INTEGER, blocked_status INTEGER, decision INTEGER, high INTEGER"
 )
-_POOL_SELECT = (
-    "e.id, e.type, e.status, e.priority, e.deadline, e.updated_epoch, e.activity, e.knowledge, "
-    "COALESCE(NULLIF(e.claim_principal, ''), NULLIF(e.assignee, '')), e.claim_expires_at, "
-    "e.risk_value, COALESCE(e.author = ? OR e.reviewer = ?, 0), COALESCE(dv.unresolved, 0), "
-    "COALESCE(dv.unblocks, 0)"
-)
+_HOLDER = "COALESCE(NULLIF(e.claim_principal, ''), NULLIF(e.assignee, ''))"
+#: Whether a holder value names someone other than the author (``?``).
+HELD = "(COALESCE({holder}, '') != '' AND {holder} != ?)"
 #: Edges of live items. CROSS JOIN keeps SQLite scanning edges first (then one
 #: rowid lookup each) instead of walking every live entry for its edges.
 _LIVE_EDGES = "edges b CROSS JOIN entries o ON o.rid = b.owner AND o.live = 1"
@@ -49,9 +49,9 @@ _TEMP_NAMES = itertools.count()
 class Source:
     """One read's access to the index: statuses by role, author, temp tables, the queries.
 
-    Use it as a context manager: entering settles the derived facts, registers
-    the reference's rounding and deadline functions, and loads the live lease
-    holders; leaving drops this read's temp tables.
+    Use it as a context manager: entering settles the derived facts and
+    registers the reference's deadline function; leaving drops this read's
+    temp tables.
     """
 
     def __init__(self, tracker: Tracker, index: ReadIndex, now: datetime) -> None:
@@ -176,14 +176,25 @@ class Source:
                 (passes[0][0], "COALESCE(dv.has_children, 0) = 0"),
                 ("derived dv CROSS JOIN entries e ON e.id = dv.id", "dv.has_children = 1"),
             ]
+        blocked = sorted(self.blocked_statuses)
+        high = sorted(HIGH_LEVEL_TYPES)
+        columns = (
+            "e.id, e.type, e.status, e.priority, e.deadline, e.updated_epoch, e.activity, "
+            f"e.knowledge, {_HOLDER}, e.claim_expires_at, e.risk_value, "
+            "COALESCE(e.author = ? OR e.reviewer = ?, 0), COALESCE(dv.unresolved, 0), "
+            f"COALESCE(dv.unblocks, 0), {distance}, {HELD.format(holder=_HOLDER)}, "
+            f"e.status IN ({','.join('?' * len(blocked))}), e.type = 'Decision', "
+            f"e.type IN ({','.join('?' * len(high))})"
+        )
+        selected = [self.author, self.author, self.author, *blocked, *high]
         for source, extra in passes:
             condition = " AND ".join([*filters, extra] if extra else filters)
             self.db.execute(
                 f"INSERT INTO {name}(id, type, status, priority, deadline, updated_epoch, "
                 "activity, knowledge, holder, expires, risk_value, affinity, unresolved, unblocks, "
-                f"dist) SELECT {_POOL_SELECT}, {distance} FROM {source} "
+                f"dist, held, blocked_status, decision, high) SELECT {columns} FROM {source} "
                 f"WHERE {condition} ORDER BY {baseline_sql('e')}",
-                [self.author, self.author, *self.term, *params],
+                [*selected, *self.term, *params],
             )
         self._live_holders(name)
         try:
@@ -225,8 +236,8 @@ class Source:
         }
         overrides = holder_overrides(self.tracker, stand_ins.values())
         self.db.executemany(
-            f"UPDATE {pool} SET holder = ? WHERE id = ?",
-            [(holder, item_id) for item_id, holder in sorted(overrides.items())],
+            f"UPDATE {pool} SET holder = ?1, held = {HELD.format(holder='?1')} WHERE id = ?3",
+            [(holder, self.author, item_id) for item_id, holder in sorted(overrides.items())],
         )
 
     def containers_matching(self, where: str, params: Sequence[Any], scope: str | None) -> int:
