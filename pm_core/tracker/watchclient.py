@@ -39,6 +39,8 @@ SPAWN_GRACE_S = 10.0
 #: How long a client waits for an answer before listing the files itself.
 TIMEOUT_S = 0.5
 _SUN_PATH_MAX = 100
+#: Opening a file of runtime/ for writing: created if missing, never through a symlink.
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 _MAX_ANSWER = 64 * 1024 * 1024
 
 
@@ -113,10 +115,11 @@ def lock_held(runtime: Path) -> bool:
     """Whether a watcher holds the lock of ``runtime`` (running, or starting)."""
     import fcntl
 
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(os.path.join(runtime, LOCK), os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return False
+        fd = os.open(os.path.join(runtime, LOCK), flags)
+    except OSError:
+        return False  # missing, or not a plain file (a link or a pipe planted there)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -143,9 +146,10 @@ def spawn(root: Path, idle_seconds: float) -> bool:
         if time.time() - marker.stat().st_mtime < SPAWN_GRACE_S:
             return False
     try:
-        marker.write_bytes(b"")
+        # runtime/ sits in the user's checkout: never follow a link planted there.
+        os.close(os.open(marker, _CREATE | os.O_TRUNC, 0o600))
         os.utime(marker)
-        with open(runtime / LOG, "ab") as log:
+        with os.fdopen(os.open(runtime / LOG, _CREATE | os.O_APPEND, 0o600), "ab") as log:
             proc = subprocess.Popen(
                 [
                     "/bin/sh",
@@ -153,9 +157,12 @@ def spawn(root: Path, idle_seconds: float) -> bool:
                     '"$@" </dev/null >/dev/null &',
                     "sh",
                     sys.executable,
+                    # -P, and a neutral working folder: the checkout's own files
+                    # (a json.py, a secrets.py) must never be imported as modules.
+                    "-P",
                     "-m",
                     "pm_core.tracker.watchd",
-                    str(root),
+                    os.path.abspath(root),
                     "--idle",
                     str(idle_seconds),
                 ],
@@ -164,6 +171,7 @@ def spawn(root: Path, idle_seconds: float) -> bool:
                 stderr=log,
                 close_fds=True,
                 start_new_session=True,
+                cwd="/",
                 env=_daemon_env(),
             )
             proc.wait(timeout=10)

@@ -301,7 +301,11 @@ def serve(root: str, idle: float, log_max: int = LOG_MAX) -> int:
     runtime = os.path.join(root, "runtime")
     os.umask(0o077)
     try:
-        lock = os.open(os.path.join(runtime, LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        lock = os.open(
+            os.path.join(runtime, LOCK),
+            os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0),
+            0o600,
+        )
     except OSError as exc:
         _log(f"cannot open the lock in {runtime}: {exc}")
         return 1

@@ -248,17 +248,38 @@ def test_hung_watcher_means_a_full_listing_not_a_stale_answer(root: Path) -> Non
     os.kill(status["pid"], signal.SIGSTOP)
     try:
         edit_in_place(path, "while hung")
-        started = time.monotonic()
-        stats = read(t)
-        assert time.monotonic() - started < 5
+        stats = read(t)  # gives up on the watcher after its timeout, lists every file
         assert stats.verify == "files"
         assert titles(t, [path.stem])[path.stem].startswith("while hung ")
         assert watchclient.lock_held(runtime(root))  # no second watcher beside it
     finally:
         os.kill(status["pid"], signal.SIGCONT)
     edit_in_place(path, "resumed")
-    assert read(t).verify == "watch"
+    # The listing without a token dropped the stored one: a full listing takes a new token.
+    assert read(t).verify == "watch-full"
     assert titles(t, [path.stem])[path.stem].startswith("resumed ")
+    edit_in_place(path, "watched again")
+    assert read(t).verify == "watch"
+    assert titles(t, [path.stem])[path.stem].startswith("watched again ")
+
+
+def test_rows_written_without_a_token_make_the_next_watched_read_list_every_file(
+    root: Path,
+) -> None:
+    # A read that lists every file without the watcher's token (verify: files, or a
+    # watcher that did not answer) may hold a listing older than a token another
+    # process stored meanwhile; once its rows are in, that token must not be trusted.
+    t, _ = watched(root)
+    first, second = task_files(root)[7], task_files(root)[8]
+    edit_in_place(first, "by files")
+    stats = read(tracker(root, "files"))
+    assert stats.verify == "files" and stats.parsed == 1
+    edit_in_place(second, "after")
+    assert read(t).verify == "watch-full"
+    got = titles(t, [first.stem, second.stem])
+    assert got[first.stem].startswith("by files ") and got[second.stem].startswith("after ")
+    assert_same_as_files(root, t)
+    assert read(t).verify == "watch"
 
 
 @pytest.mark.parametrize(
@@ -503,3 +524,32 @@ def test_bad_watch_settings_are_errors_naming_the_key(
     with pytest.raises(UsageError) as caught:
         indexing.config(tracker(root))
     assert problem in caught.value.message
+
+
+def test_watcher_never_imports_modules_from_the_checkout(root: Path) -> None:
+    # A checkout's own json.py must not run in the watcher a read starts from there.
+    workspace = root.parent.parent
+    marker = workspace / "imported"
+    (workspace / "json.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    subprocess.run(
+        # -P: this read itself must not pick up json.py; the watcher it starts is the subject.
+        [sys.executable, "-P", "-m", "pm_core.cli.main", "list"],
+        cwd=workspace,
+        env={**os.environ, "PM_PATH": str(root), "PM_AUTHOR": AUTHOR},
+        check=True,
+        capture_output=True,
+    )
+    assert wait_for(lambda: watchclient.status(runtime(root)), "the watcher to listen")
+    assert not marker.exists()
+
+
+def test_links_planted_in_runtime_are_never_written_through(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n")
+    rt = runtime(root)
+    (rt / watchclient.SPAWNED).symlink_to(outside)
+    (rt / watchclient.LOG).symlink_to(outside)
+    os.utime(outside, (HOUR_AGO, HOUR_AGO))  # no start "just now": a start is tried
+    read(tracker(root))  # wants a watcher: tries to start one
+    assert outside.read_text() == "keep me\n"
+    assert not watchclient.lock_held(rt)
