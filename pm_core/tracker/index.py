@@ -374,6 +374,11 @@ class ReadIndex:
                 )
             if token is not None:
                 indexwatch.store_token(db, token)
+            else:
+                # A listing without a token may be older than a token another process
+                # stored meanwhile: once its rows are in, that token no longer tells
+                # what the rows cover, so the next watched read lists every file.
+                indexwatch.forget_token(db)
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):

@@ -75,6 +75,11 @@ def covered(db: sqlite3.Connection, token: str) -> bool:
     return epoch == mine and seq >= at
 
 
+def forget_token(db: sqlite3.Connection) -> None:
+    """Drop the stored token (inside a transaction that wrote rows no token covers)."""
+    db.execute("DELETE FROM meta WHERE key = ?", (TOKEN_KEY,))
+
+
 def store_token(db: sqlite3.Connection, token: str) -> None:
     """Record ``token`` (inside the transaction that applied what it covers)."""
     db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (TOKEN_KEY, token))
@@ -142,6 +147,20 @@ class WatchRefresh:
             return _stats(0, 0, 0, 0, started)
         return self._apply(token, current, rels, whole, racy, started)
 
+    def _still_valid(self, db: sqlite3.Connection) -> bool:
+        """Whether the changes asked for (since the token read earlier) still apply.
+
+        Called inside the write transaction. Another process may have stored a
+        later token of the same watcher meanwhile (its rows are newer: fine),
+        or written rows under no token at all, or under another watcher's: then
+        the rows no longer match what this refresh asked about.
+        """
+        current = stored_token(db)
+        if current is None or self.stored is None:
+            return False
+        (epoch, seq), (mine, since) = _seq(current), _seq(self.stored)
+        return epoch == mine and seq >= since
+
     def _apply(
         self,
         token: str,
@@ -150,7 +169,7 @@ class WatchRefresh:
         whole: list[str],
         racy: list[str],
         started: float,
-    ) -> RefreshStats:
+    ) -> RefreshStats | None:
         from pm_core.tracker.indexwrite import BULK_MIN, Writer
 
         index = self.index
@@ -161,6 +180,9 @@ class WatchRefresh:
             if covered(db, token):
                 db.execute("ROLLBACK")
                 return _stats(len(current), 0, 0, 0, started)
+            if not self._still_valid(db):
+                db.execute("ROLLBACK")
+                return None  # the caller lists every file
             parses: dict[str, Stat] = {}
             removes: dict[int, str] = {}
             for rel, stat in current.items():
@@ -294,7 +316,9 @@ def status(tracker: Tracker) -> dict[str, Any]:
     if path.exists():
         try:
             with contextlib.closing(
-                sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
+                sqlite3.connect(
+                    Path(os.path.abspath(path)).as_uri() + "?mode=ro", uri=True, timeout=1.0
+                )
             ) as db:
                 index["files"] = db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
                 token = stored_token(db)
