@@ -18,6 +18,7 @@ import contextlib
 import marshal
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from stat import S_ISREG
 from typing import Any
 
 from pm_core.tracker.errors import CorruptItemError
@@ -164,9 +165,16 @@ def parse_bytes(data: bytes, source: str) -> Item | CorruptItemError:
 
 
 def _read(dir_fd: int, rel: str, size: int) -> bytes:
-    """The file's bytes; ``size`` (from the listing) lets one read do."""
-    fd = os.open(rel, os.O_RDONLY, dir_fd=dir_fd)
+    """The file's bytes; ``size`` (from the listing) lets one read do.
+
+    Something other than a regular file under an item's name (a pipe, a link
+    to a device) reads as empty, so it is reported as a corrupt item instead
+    of blocking the read or filling memory.
+    """
+    fd = os.open(rel, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
+        if not S_ISREG(os.fstat(fd).st_mode):
+            return b""
         data = os.read(fd, size + 1)
         if len(data) <= size:
             return data  # a short read of a regular file: the end

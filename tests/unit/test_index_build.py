@@ -81,6 +81,17 @@ def test_a_corrupt_file_becomes_a_row_with_its_error(root: Path) -> None:
     assert len(rows.records) == 1
 
 
+def test_a_pipe_under_an_item_name_is_a_corrupt_row_not_a_hang(root: Path) -> None:
+    rels, _ = _listing(root)
+    (root / rels[0]).unlink()
+    os.mkfifo(root / rels[0])  # opening it for reading would wait for a writer
+    _, stats = _listing(root)
+    rows = parse_rows(str(root), rels[:2], stats[:2], 1, _context(root))
+    assert rows.corrupt == 1
+    assert rows.entries[0][10] is not None
+    assert len(rows.records) == 1
+
+
 def test_first_build_puts_back_every_index_and_trigger_of_the_schema(root: Path) -> None:
     index = indexing.fresh(Tracker(root, author="alice", env={}))
     assert index is not None
