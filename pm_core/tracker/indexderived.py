@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 #: Past this many dirty ids, recomputing everything is cheaper than one id at a time.
 BULK_DIRTY = 2000
 
-_GUARD = "(SELECT stale FROM derived_state) = 0"
+#: Ends the WHEN clause of every trigger: a trigger records nothing while the facts
+#: are stale (a first build leaves such triggers out altogether, see indexwrite).
+STALE_GUARD = "(SELECT stale FROM derived_state) = 0"
+_GUARD = STALE_GUARD
 
 
 def _trigger(name: str, when: str, table: str, condition: str, body: Sequence[str]) -> str:

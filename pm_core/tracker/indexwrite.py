@@ -24,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.indexderived import STALE_GUARD
 from pm_core.tracker.indexparse import Context, Rows
 from pm_core.tracker.indexrows import (
     DOC_COLUMNS,
@@ -40,9 +41,8 @@ from pm_core.tracker.model import Item
 if TYPE_CHECKING:
     from pm_core.tracker.index import Listing, ReadIndex
 
-#: A trigger condition that is false while the derived facts are marked stale
-#: (:mod:`pm_core.tracker.indexderived`): then such a trigger records nothing.
-STALE_GUARD = "(SELECT stale FROM derived_state) = 0"
+#: A trigger whose WHEN clause ends in ``AND STALE_GUARD`` (no OR): it records
+#: nothing while the derived facts (:mod:`pm_core.tracker.indexderived`) are stale.
 _GUARDED = re.compile(
     r"CREATE TRIGGER (\w+) (?:(?!\bWHEN\b)[^;])*? WHEN (?:(?:(?!\bOR\b)[^;])*? AND )?"
     + re.escape(STALE_GUARD)
