@@ -78,6 +78,10 @@ def list_page(
     """
     from pm_core.tracker import indexing
 
+    offset = indexing.bounded(offset)
+    limit = None if limit is None else indexing.bounded(limit)
+    head = None if head is None else indexing.bounded(head)
+
     if sort not in ORDERS:
         return None
 
@@ -255,6 +259,8 @@ def search_page(
     ``parallel_rows`` candidates on, keyword scores are taken in two threads.
     """
     from pm_core.tracker import indexing
+
+    limit = indexing.bounded(limit)
 
     def compute(index: ReadIndex) -> tuple[list[Scored], int, dict[str, tuple[str, str, str]]]:
         from pm_core.tracker.search import Scored, score_documents

@@ -154,6 +154,16 @@ def fresh(tracker: Tracker) -> ReadIndex | None:
     return None
 
 
+#: SQLite integers stop at 2**63: a limit or offset past any tracker's size is
+#: passed on as this (it means the same: every row, or none left).
+COUNT_MAX = 2**62
+
+
+def bounded(count: int) -> int:
+    """``count`` as SQLite can bind it (see :data:`COUNT_MAX`)."""
+    return min(count, COUNT_MAX)
+
+
 def answer(tracker: Tracker, compute: Callable[[ReadIndex], T]) -> T | None:
     """``compute(index)`` on a fresh index; None when there is none or SQLite fails.
 

@@ -171,9 +171,11 @@ def _top(
     reference does. Rounding can only merge neighbours, so rows are read
     until the rounded score drops below the last place's, then sorted again.
     """
+    from pm_core.tracker.indexing import bounded
+
     if count <= 0:
         return []
-    fetch = count + 16
+    fetch = bounded(count + 16)
     while True:
         rows = source.db.execute(
             f"SELECT id, {total} AS total, k FROM {pool} WHERE {condition} "
@@ -183,7 +185,7 @@ def _top(
         scored = [(item_id, round(t / weight, 4), k) for item_id, t, k in rows]
         if len(rows) < fetch or (len(scored) > count and scored[-1][1] < scored[count - 1][1]):
             break
-        fetch *= 4
+        fetch = bounded(fetch * 4)
     scored.sort(key=lambda r: (-r[1], r[2]))
     return [(item_id, score) for item_id, score, _ in scored[:count]]
 

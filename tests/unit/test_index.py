@@ -91,6 +91,11 @@ READS: dict[str, Callable[[Tracker], Any]] = {
     "next ready only": lambda t: next_items(t, now=NOW, ready_only=True, limit=3),
     "context": lambda t: context(t, now=NOW),
     "context wide": lambda t: context(t, now=NOW, limit=25, token_budget=50_000),
+    # Counts past SQLite's 64-bit integers mean "all" or "none left", as in the scan.
+    "list past 2**63": lambda t: list_items(t, limit=10**23, offset=3),
+    "list offset past 2**63": lambda t: list_items(t, offset=10**23),
+    "search past 2**63": lambda t: search(t, "replica", limit=10**23),
+    "next past 2**63": lambda t: next_items(t, now=NOW, limit=10**23),
 }
 
 
