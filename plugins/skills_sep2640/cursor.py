@@ -68,7 +68,10 @@ class CursorCodec:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         except (binascii.Error, ValueError) as exc:
             raise stale_cursor_error() from exc
-        if len(raw) != _OFFSET_BYTES + _TAG_BYTES:
+        # One spelling per cursor: a last character differing only in bits the
+        # decoder drops would otherwise pass as the cursor it was made from.
+        canonical = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+        if len(raw) != _OFFSET_BYTES + _TAG_BYTES or canonical != token:
             raise stale_cursor_error()
         offset_bytes, tag = raw[:_OFFSET_BYTES], raw[_OFFSET_BYTES:]
         if not hmac.compare_digest(tag, self._tag(offset_bytes, scope)):
