@@ -30,6 +30,20 @@ def parse_iso(text: str) -> datetime:
     return moment
 
 
+def epoch(text: str | None) -> float:
+    """Seconds since the epoch of an ISO time; 0.0 when absent or unparseable.
+
+    Ranking sorts and scores by it, and the read index stores it: one rule, so
+    stored values order exactly as values computed from the file do.
+    """
+    if not text:
+        return 0.0
+    try:
+        return parse_iso(text).timestamp()
+    except ValueError:
+        return 0.0
+
+
 def resolve_when(text: str) -> str:
     """A relative (``+1d``, ``+2h``, ``+30m``, ``+1w``) or absolute time, as ISO.
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from pm_core.tracker.clock import parse_iso
+from pm_core.tracker.clock import epoch, parse_iso
 from pm_core.tracker.model import RISK_VALUES, Item
 
 try:
@@ -102,20 +102,6 @@ def pack_item(item: Item) -> bytes | None:
 def unpack_item(blob: bytes) -> Item:
     """The item :func:`pack_item` stored (a fresh object, safe to change)."""
     return Item(*marshal.loads(blob))
-
-
-def epoch(text: str | None) -> float:
-    """Seconds since the epoch of an ISO time; 0.0 when absent or unparseable.
-
-    The same rule as the ranking module's own helper, so stored values sort
-    and score exactly as values computed from the file do.
-    """
-    if not text:
-        return 0.0
-    try:
-        return parse_iso(text).timestamp()
-    except ValueError:
-        return 0.0
 
 
 def agenda_moments(item: Item) -> list[list[Any]]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pm_core.tracker.clock import parse_iso
+from pm_core.tracker.clock import epoch, parse_iso
 from pm_core.tracker.model import PRIORITY_NAMES, RISK_VALUES, Item
 from pm_core.tracker.order import HIGH_LEVEL_TYPES, STATUS_RANK
 from pm_core.tracker.shrink import check_budget, drop_key_in_rows, fit_to_budget, pop_last
@@ -145,21 +145,12 @@ def baseline_key(done: set[str]) -> Callable[[Item], Any]:
             item.order is None,
             item.order if item.order is not None else 0,
             item.deadline is None,
-            _epoch(item.deadline) if item.deadline else 0.0,
-            -_epoch(item.updated_at),
+            epoch(item.deadline) if item.deadline else 0.0,
+            -epoch(item.updated_at),
             item.id,
         )
 
     return key
-
-
-def _epoch(text: str | None) -> float:
-    if not text:
-        return 0.0
-    try:
-        return parse_iso(text).timestamp()
-    except ValueError:
-        return 0.0
 
 
 def rank(
@@ -196,7 +187,7 @@ def compute_signals(
         "structural": {i.id: 1.0 - (k / (n - 1) if n > 1 else 0.0) for k, i in enumerate(ordered)},
         "priority_pressure": {i.id: (4 - max(0, min(4, i.priority))) / 4 for i in ordered},
     }
-    updated = {i.id: _epoch(i.updated_at) for i in ordered}
+    updated = {i.id: epoch(i.updated_at) for i in ordered}
     low, high = min(updated.values()), max(updated.values())
     if high > low:
         out["recency"] = {k: (v - low) / (high - low) for k, v in updated.items()}

@@ -3,32 +3,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 from pathlib import Path
-
-import pytest
 
 from pm_core.tracker import indexing
 from pm_core.tracker.api import Tracker
 from pm_core.tracker.indexparse import Context, Rows, parse_rows, parsed_batches
 from pm_core.tracker.indexschema import STATEMENTS
 from pm_core.tracker.indexwrite import GUARDED_TRIGGERS, STALE_GUARD
-from tests.bench.generate import generate
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("bench200") / "ws"
-    return generate(200, out, jobs=1, history=False)
-
-
-@pytest.fixture
-def root(pristine: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "ws" / ".agents" / "pm"
-    shutil.copytree(pristine, target)
-    shutil.rmtree(target / "runtime", ignore_errors=True)
-    return target
 
 
 def _listing(root: Path) -> tuple[list[str], list[tuple[int, int, int]]]:
