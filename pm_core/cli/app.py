@@ -12,59 +12,26 @@ failed, 6 no effect, 7 partial. Errors print ``error: <problem>`` and
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
-from typing import Any
 
 import click
 
 from pm_core import __version__
+from pm_core.cli.argspec import COMMANDS, find_spec
+from pm_core.cli.clickstate import to_click
+from pm_core.cli.failure import EXIT_USAGE, argument_problem, fail, guarded
 from pm_core.cli.state import CliState
-from pm_core.tracker.errors import PmError
 
-#: Built-in command name -> module that defines it (attribute ``cmd_<name>``).
-COMMANDS: dict[str, str] = {
-    "init": "pm_core.cli.cmd_items",
-    "create": "pm_core.cli.cmd_items",
-    "get": "pm_core.cli.cmd_read",
-    "update": "pm_core.cli.cmd_items",
-    "delete": "pm_core.cli.cmd_items",
-    "copy": "pm_core.cli.cmd_items",
-    "append": "pm_core.cli.cmd_items",
-    "close": "pm_core.cli.cmd_lifecycle",
-    "claim": "pm_core.cli.cmd_lifecycle",
-    "release": "pm_core.cli.cmd_lifecycle",
-    "claims": "pm_core.cli.cmd_lifecycle",
-    "reopen": "pm_core.cli.cmd_lifecycle",
-    "comments": "pm_core.cli.cmd_evidence",
-    "notes": "pm_core.cli.cmd_evidence",
-    "learnings": "pm_core.cli.cmd_evidence",
-    "files": "pm_core.cli.cmd_evidence",
-    "docs": "pm_core.cli.cmd_evidence",
-    "history": "pm_core.cli.cmd_history",
-    "restore": "pm_core.cli.cmd_history",
-    "mutate": "pm_core.cli.cmd_history",
-    "list": "pm_core.cli.cmd_read",
-    "search": "pm_core.cli.cmd_read",
-    "focus": "pm_core.cli.cmd_read",
-    "next": "pm_core.cli.cmd_work",
-    "context": "pm_core.cli.cmd_work",
-    "deps": "pm_core.cli.cmd_graph",
-    "graph": "pm_core.cli.cmd_graph",
-    "plan": "pm_core.cli.cmd_graph",
-    "validate": "pm_core.cli.cmd_assurance",
-    "health": "pm_core.cli.cmd_assurance",
-    "test": "pm_core.cli.cmd_assurance",
-    "config": "pm_core.cli.cmd_admin",
-    "schema": "pm_core.cli.cmd_admin",
-    "contracts": "pm_core.cli.cmd_admin",
-    "events": "pm_core.cli.cmd_admin",
-    "index": "pm_core.cli.cmd_index",
-}
 
-EXIT_USAGE = 2
+def builtin_command(name: str) -> click.Command:
+    """The click command of built-in ``name`` (declared by a spec, or a ``cmd_<name>``)."""
+    spec = find_spec(name)
+    if spec is not None:
+        return to_click(spec)
+    command: click.Command = getattr(import_module(COMMANDS[name]), f"cmd_{name}")
+    return command
 
 
 class LazyGroup(click.Group):
@@ -78,10 +45,8 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """Import the module of a built-in command, else ask the installed plugins."""
-        module_name = COMMANDS.get(cmd_name)
-        if module_name is not None:
-            command: click.Command = getattr(import_module(module_name), f"cmd_{cmd_name}")
-            return command
+        if cmd_name in COMMANDS:
+            return builtin_command(cmd_name)
         from pm_core.cli.extensions import extension_command
 
         return extension_command(cmd_name)
@@ -145,21 +110,13 @@ def cli(ctx: click.Context, path: str | None, author: str | None, json_output: b
 def run(args: Sequence[str]) -> int:
     """Run the group with ``args``; map every failure to an exit code and a clear message."""
     wants_json = "--json" in args
-    for number, arg in enumerate(args, start=1):
-        # A non-UTF-8 byte in argv decodes to a lone surrogate, which no file,
-        # JSON output or terminal can hold; a NUL (only possible through
-        # main(argv)) would reach the OS in a path. Refuse both up front.
-        problem = "contains a NUL byte" if "\x00" in arg else None
-        if problem is None and not arg.isascii() and not _utf8(arg):
-            problem = "is not valid UTF-8"
-        if problem is not None:
-            shown = arg.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
-            return _fail(
-                f"argument {number} {problem}: {shown[:80]!r}",
-                "pass text in UTF-8 without NUL bytes",
-                EXIT_USAGE,
-                wants_json,
-            )
+    refused = argument_problem(args, wants_json)
+    if refused is not None:
+        return refused
+    return guarded(lambda: _run_click(args, wants_json), wants_json)
+
+
+def _run_click(args: Sequence[str], wants_json: bool) -> int:
     try:
         result = cli.main(args=list(args), prog_name="pm", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -169,31 +126,12 @@ def run(args: Sequence[str]) -> int:
         sys.stdout.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
         return 0
     except click.UsageError as exc:
-        return _fail(_usage_message(exc), _usage_hint(exc), EXIT_USAGE, wants_json)
+        return fail(_usage_message(exc), _usage_hint(exc), EXIT_USAGE, wants_json)
     except click.Abort:
-        return _fail("aborted", None, 130, wants_json)
+        return fail("aborted", None, 130, wants_json)
     except click.ClickException as exc:
-        return _fail(exc.format_message(), None, exc.exit_code or 1, wants_json)
-    except PmError as exc:
-        return _fail(exc.message, exc.hint, exc.code, wants_json, exc.details)
-    except KeyboardInterrupt:
-        return _fail("interrupted", None, 130, wants_json)
-    except Exception as exc:  # a bug, not bad input: one line unless PM_DEBUG asks for more
-        if os.environ.get("PM_DEBUG", "") not in ("", "0"):
-            import traceback
-
-            traceback.print_exc()
-        message = f"unexpected {type(exc).__name__}: {exc}"
-        return _fail(message, "rerun with PM_DEBUG=1 for a traceback", 1, wants_json)
+        return fail(exc.format_message(), None, exc.exit_code or 1, wants_json)
     return result if isinstance(result, int) else 0
-
-
-def _utf8(arg: str) -> bool:
-    try:
-        arg.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _usage_message(exc: click.UsageError) -> str:
@@ -209,21 +147,3 @@ def _usage_hint(exc: click.UsageError) -> str:
     if ctx is None or ctx.command is cli or ctx.parent is None:
         return "run `pm --help` to list commands and global options"
     return f"run `{ctx.command_path} --help` for its arguments and options"
-
-
-def _fail(message: str, hint: str | None, code: int, as_json: bool, details: Any = None) -> int:
-    one_line = " ".join(message.split())
-    if as_json:
-        import json
-
-        body: dict[str, Any] = {"error": one_line, "code": code}
-        if hint:
-            body["hint"] = hint
-        if details is not None:
-            body["details"] = details
-        sys.stderr.write(json.dumps(body, ensure_ascii=False, default=str) + "\n")
-    else:
-        sys.stderr.write(f"error: {one_line}\n")
-        if hint:
-            sys.stderr.write(f"hint: {' '.join(hint.split())}\n")
-    return code

@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from pm_core.cli.state import CliState, json_option, pass_state, split_commas
+from pm_core.cli.clickstate import json_option, pass_state
+from pm_core.cli.state import CliState, split_commas
 
 
 @click.group("config")

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from pm_core.cli.state import CliState, json_option, pass_state, read_text
+from pm_core.cli.clickstate import json_option, pass_state
+from pm_core.cli.state import CliState, read_text
 from pm_core.tracker.errors import UsageError
 
 

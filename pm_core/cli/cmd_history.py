@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from pm_core.cli.state import CliState, json_option, pass_state
+from pm_core.cli.clickstate import json_option, pass_state
+from pm_core.cli.state import CliState
 from pm_core.tracker.errors import PmError, UsageError
 
 

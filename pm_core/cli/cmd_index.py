@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pm_core.cli.state import CliState, json_option, pass_state
+from pm_core.cli.clickstate import json_option, pass_state
+from pm_core.cli.state import CliState
 
 
 @click.group("index")

@@ -1,22 +1,19 @@
-"""Item commands: init, create, update, delete, copy, append."""
+"""Item commands: init, create, update, delete, copy, append.
+
+Declared in :data:`SPECS` (see :mod:`pm_core.cli.argspec`): they run without click.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-import click
-
-from pm_core.cli.fieldopts import collect_values, field_options
-from pm_core.cli.state import CliState, json_option, pass_state, read_text, split_commas
+from pm_core.cli.argspec import Arg, Opt, Spec, specs
+from pm_core.cli.fieldopts import FIELD_OPTS, collect_values
+from pm_core.cli.state import CliState, read_text, split_commas
 from pm_core.tracker.errors import UsageError
 
 
-@click.command("init")
-@click.argument("prefix", required=False)
-@click.option("--id-prefix", metavar="PREFIX", help="Id prefix (default pm-).")
-@json_option
-@pass_state
-def cmd_init(state: CliState, prefix: str | None, id_prefix: str | None) -> None:
+def run_init(state: CliState, prefix: str | None, id_prefix: str | None) -> None:
     """Create the tracker at the repository root (safe to run again)."""
     if prefix and id_prefix and prefix != id_prefix:
         raise UsageError("two different prefixes given", hint="pass PREFIX or --id-prefix")
@@ -30,13 +27,7 @@ def cmd_init(state: CliState, prefix: str | None, id_prefix: str | None) -> None
     state.emit(result, kind="mutation")
 
 
-@click.command("create")
-@click.argument("title_arg", metavar="[TITLE]", required=False)
-@field_options
-@click.option("-m", "--message", help="A note recorded in history.")
-@json_option
-@pass_state
-def cmd_create(state: CliState, /, title_arg: str | None, **params: Any) -> None:
+def run_create(state: CliState, /, title_arg: str | None, **params: Any) -> None:
     """Create an item; prints its receipt (id, status, changed fields)."""
     values = collect_values(params)
     if title_arg is not None:
@@ -51,20 +42,7 @@ def cmd_create(state: CliState, /, title_arg: str | None, **params: Any) -> None
     state.emit(receipt, kind="mutation")
 
 
-@click.command("update")
-@click.argument("item_id")
-@field_options
-@click.option("--add-tag", multiple=True, help="Add tags (comma separated); repeatable.")
-@click.option("--remove-tag", multiple=True, help="Remove tags; repeatable.")
-@click.option(
-    "--dep-remove", multiple=True, metavar="ID[:KIND]", help="Remove a dependency; repeatable."
-)
-@click.option("--unset", multiple=True, metavar="FIELD", help="Clear a field; repeatable.")
-@click.option("-r", "--reason", help="Close reason, when --status closes the item.")
-@click.option("-m", "--message", help="A note recorded in history.")
-@json_option
-@pass_state
-def cmd_update(state: CliState, /, item_id: str, **params: Any) -> None:
+def run_update(state: CliState, /, item_id: str, **params: Any) -> None:
     """Change fields of an item (``--status closed`` closes it, with a reason)."""
     values = collect_values(params)
     if params.get("reason"):
@@ -90,33 +68,17 @@ def cmd_update(state: CliState, /, item_id: str, **params: Any) -> None:
     state.emit(receipt, kind="mutation")
 
 
-@click.command("delete")
-@click.argument("item_id")
-@json_option
-@pass_state
-def cmd_delete(state: CliState, item_id: str) -> None:
+def run_delete(state: CliState, item_id: str) -> None:
     """Delete an item (its history is kept; `pm restore` brings it back)."""
     state.emit(state.tracker.delete(item_id), kind="mutation")
 
 
-@click.command("copy")
-@click.argument("item_id")
-@click.option("--title", "-t", help="Title of the copy (default: Copy of ...).")
-@json_option
-@pass_state
-def cmd_copy(state: CliState, item_id: str, title: str | None) -> None:
+def run_copy(state: CliState, item_id: str, title: str | None) -> None:
     """Create a new open item from an existing one."""
     state.emit(state.tracker.copy(item_id, title=title), kind="mutation")
 
 
-@click.command("append")
-@click.argument("item_id")
-@click.argument("text", required=False)
-@click.option("--stdin", is_flag=True, help="Read the text from stdin.")
-@click.option("--body-file", metavar="FILE", help="Read the text from FILE.")
-@json_option
-@pass_state
-def cmd_append(
+def run_append(
     state: CliState, item_id: str, text: str | None, stdin: bool, body_file: str | None
 ) -> None:
     """Append a paragraph to an item's body."""
@@ -124,3 +86,75 @@ def cmd_append(
     if value is None:
         raise UsageError("nothing to append", hint="pass TEXT, --stdin or --body-file")
     state.emit(state.tracker.append(item_id, value), kind="mutation")
+
+
+_ITEM = Arg("item_id")
+_MESSAGE = Opt("--message", "-m", dest="message", help="A note recorded in history.")
+
+SPECS = specs(
+    Spec(
+        "init",
+        run_init,
+        args=(Arg("prefix", required=False),),
+        opts=(
+            Opt("--id-prefix", dest="id_prefix", metavar="PREFIX", help="Id prefix (default pm-)."),
+        ),
+    ),
+    Spec(
+        "create",
+        run_create,
+        args=(Arg("title_arg", required=False, metavar="[TITLE]"),),
+        opts=(*FIELD_OPTS, _MESSAGE),
+    ),
+    Spec(
+        "update",
+        run_update,
+        args=(_ITEM,),
+        opts=(
+            *FIELD_OPTS,
+            Opt(
+                "--add-tag",
+                dest="add_tag",
+                multiple=True,
+                help="Add tags (comma separated); repeatable.",
+            ),
+            Opt("--remove-tag", dest="remove_tag", multiple=True, help="Remove tags; repeatable."),
+            Opt(
+                "--dep-remove",
+                dest="dep_remove",
+                multiple=True,
+                metavar="ID[:KIND]",
+                help="Remove a dependency; repeatable.",
+            ),
+            Opt(
+                "--unset",
+                dest="unset",
+                multiple=True,
+                metavar="FIELD",
+                help="Clear a field; repeatable.",
+            ),
+            Opt(
+                "--reason", "-r", dest="reason", help="Close reason, when --status closes the item."
+            ),
+            _MESSAGE,
+        ),
+    ),
+    Spec("delete", run_delete, args=(_ITEM,)),
+    Spec(
+        "copy",
+        run_copy,
+        args=(_ITEM,),
+        opts=(
+            Opt("--title", "-t", dest="title", help="Title of the copy (default: Copy of ...)."),
+        ),
+    ),
+    Spec(
+        "append",
+        run_append,
+        args=(_ITEM, Arg("text", required=False)),
+        opts=(
+            Opt("--stdin", dest="stdin", kind="flag", help="Read the text from stdin."),
+            Opt("--body-file", dest="body_file", metavar="FILE", help="Read the text from FILE."),
+        ),
+    ),
+)

@@ -1,24 +1,21 @@
-"""Read commands: get, list, search, focus (no field flags to build: they start fast)."""
+"""Read commands: get, list, search, focus (no field flags to build: they start fast).
+
+Their arguments are declared in :data:`SPECS` (see :mod:`pm_core.cli.argspec`),
+so an everyday read runs without importing click.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import click
-
-from pm_core.cli.state import CliState, json_option, parse_assignments, pass_state, split_commas
+from pm_core.cli.argspec import Arg, Opt, Spec, specs
+from pm_core.cli.state import CliState, parse_assignments, split_commas
 
 if TYPE_CHECKING:
     from pm_core.tracker.budget import Elided
 
 
-@click.command("get")
-@click.argument("item_id")
-@click.option("--fields", metavar="A,B", help="Only these fields (id is always kept).")
-@click.option("--at", "at", metavar="VERSION|TIME", help="The item as it was then (from history).")
-@json_option
-@pass_state
-def cmd_get(state: CliState, item_id: str, fields: str | None, at: str | None) -> None:
+def run_get(state: CliState, item_id: str, fields: str | None, at: str | None) -> None:
     """Show one item."""
     tracker = state.tracker
     item = tracker.version(item_id, at) if at else tracker.get(item_id)
@@ -30,22 +27,7 @@ def cmd_get(state: CliState, item_id: str, fields: str | None, at: str | None) -
     state.emit({"item": record}, exact=bool(fields))
 
 
-@click.command("list")
-@click.option("--status", "-s", multiple=True, help="Status(es), comma separated; repeatable.")
-@click.option("--type", "type_", multiple=True, help="Type(s); repeatable.")
-@click.option("--tag", multiple=True, help="Items having every tag given; repeatable.")
-@click.option("--priority", "-p", multiple=True, help="Priority(ies): 0-4 or names.")
-@click.option("--assignee", metavar="NAME", help="Held by NAME (none: unassigned).")
-@click.option("--parent", metavar="ID", help="Children of ID.")
-@click.option("--all", "include_all", is_flag=True, help="Include closed and canceled items.")
-@click.option("--limit", "-n", type=click.IntRange(min=0), help="At most N rows (exactly N).")
-@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip the first N rows.")
-@click.option("--fields", metavar="A,B", help="Row fields (default: a short summary).")
-@click.option("--sort", default="default", show_default=True, help="priority, updated, ...")
-@click.option("--field", "custom", multiple=True, metavar="KEY=VALUE", help="Custom field match.")
-@json_option
-@pass_state
-def cmd_list(
+def run_list(
     state: CliState,
     status: tuple[str, ...],
     type_: tuple[str, ...],
@@ -92,19 +74,7 @@ def cmd_list(
     write(render_head(fetch, fmt=state.output_format(), settings=state._settings()))
 
 
-@click.command("search")
-@click.argument("query", nargs=-1)
-@click.option("--mode", default="keyword", show_default=True, help="keyword, bm25 or hybrid.")
-@click.option("--match", default="or", show_default=True, help="or, and, exact.")
-@click.option("--limit", "-n", type=click.IntRange(min=1), help="At most N hits (default 50).")
-@click.option("--min-score", type=float, default=0.0, help="Drop hits scoring below this.")
-@click.option("--open", "open_only", is_flag=True, help="Leave out closed and canceled items.")
-@click.option("--status", "-s", multiple=True, help="Only these statuses.")
-@click.option("--type", "type_", multiple=True, help="Only these types.")
-@click.option("--tag", multiple=True, help="Only items with these tags.")
-@json_option
-@pass_state
-def cmd_search(
+def run_search(
     state: CliState,
     query: tuple[str, ...],
     mode: str,
@@ -137,12 +107,7 @@ def cmd_search(
     state.emit(result, exact=limit is not None)
 
 
-@click.command("focus")
-@click.argument("item_id", required=False)
-@click.option("--clear", is_flag=True, help="Forget the focus.")
-@json_option
-@pass_state
-def cmd_focus(state: CliState, item_id: str | None, clear: bool) -> None:
+def run_focus(state: CliState, item_id: str | None, clear: bool) -> None:
     """Show, set (ID) or --clear the session's focus item."""
     from pm_core.tracker import focus
 
@@ -157,3 +122,139 @@ def cmd_focus(state: CliState, item_id: str | None, clear: bool) -> None:
     else:
         result = focus.get_focus(state.tracker)
     state.emit(result, kind="mutation" if (clear or item_id) else "read")
+
+
+_STATUS = "--status", "-s"
+
+SPECS = specs(
+    Spec(
+        "get",
+        run_get,
+        args=(Arg("item_id"),),
+        opts=(
+            Opt(
+                "--fields",
+                dest="fields",
+                metavar="A,B",
+                help="Only these fields (id is always kept).",
+            ),
+            Opt(
+                "--at",
+                dest="at",
+                metavar="VERSION|TIME",
+                help="The item as it was then (from history).",
+            ),
+        ),
+    ),
+    Spec(
+        "list",
+        run_list,
+        opts=(
+            Opt(
+                *_STATUS,
+                dest="status",
+                multiple=True,
+                help="Status(es), comma separated; repeatable.",
+            ),
+            Opt("--type", dest="type_", multiple=True, help="Type(s); repeatable."),
+            Opt(
+                "--tag", dest="tag", multiple=True, help="Items having every tag given; repeatable."
+            ),
+            Opt(
+                "--priority",
+                "-p",
+                dest="priority",
+                multiple=True,
+                help="Priority(ies): 0-4 or names.",
+            ),
+            Opt(
+                "--assignee",
+                dest="assignee",
+                metavar="NAME",
+                help="Held by NAME (none: unassigned).",
+            ),
+            Opt("--parent", dest="parent", metavar="ID", help="Children of ID."),
+            Opt(
+                "--all", dest="include_all", kind="flag", help="Include closed and canceled items."
+            ),
+            Opt(
+                "--limit",
+                "-n",
+                dest="limit",
+                kind="int",
+                minimum=0,
+                help="At most N rows (exactly N).",
+            ),
+            Opt(
+                "--offset",
+                dest="offset",
+                kind="int",
+                minimum=0,
+                default=0,
+                help="Skip the first N rows.",
+            ),
+            Opt(
+                "--fields",
+                dest="fields",
+                metavar="A,B",
+                help="Row fields (default: a short summary).",
+            ),
+            Opt(
+                "--sort",
+                dest="sort",
+                default="default",
+                show_default=True,
+                help="priority, updated, ...",
+            ),
+            Opt(
+                "--field",
+                dest="custom",
+                multiple=True,
+                metavar="KEY=VALUE",
+                help="Custom field match.",
+            ),
+        ),
+    ),
+    Spec(
+        "search",
+        run_search,
+        args=(Arg("query", variadic=True),),
+        opts=(
+            Opt(
+                "--mode",
+                dest="mode",
+                default="keyword",
+                show_default=True,
+                help="keyword, bm25 or hybrid.",
+            ),
+            Opt("--match", dest="match", default="or", show_default=True, help="or, and, exact."),
+            Opt(
+                "--limit",
+                "-n",
+                dest="limit",
+                kind="int",
+                minimum=1,
+                help="At most N hits (default 50).",
+            ),
+            Opt(
+                "--min-score",
+                dest="min_score",
+                kind="float",
+                default=0.0,
+                help="Drop hits scoring below this.",
+            ),
+            Opt(
+                "--open", dest="open_only", kind="flag", help="Leave out closed and canceled items."
+            ),
+            Opt(*_STATUS, dest="status", multiple=True, help="Only these statuses."),
+            Opt("--type", dest="type_", multiple=True, help="Only these types."),
+            Opt("--tag", dest="tag", multiple=True, help="Only items with these tags."),
+        ),
+    ),
+    Spec(
+        "focus",
+        run_focus,
+        args=(Arg("item_id", required=False),),
+        opts=(Opt("--clear", dest="clear", kind="flag", help="Forget the focus."),),
+    ),
+)

@@ -1,21 +1,15 @@
-"""Orientation commands: next and context (ranked, budgeted by the SDK)."""
+"""Orientation commands: next and context (ranked, budgeted by the SDK).
+
+Declared in :data:`SPECS` (see :mod:`pm_core.cli.argspec`): they run without click.
+"""
 
 from __future__ import annotations
 
-import click
+from pm_core.cli.argspec import Opt, Spec, specs
+from pm_core.cli.state import CliState
 
-from pm_core.cli.state import CliState, json_option, pass_state
 
-
-@click.command("next")
-@click.option("--limit", "-n", type=click.IntRange(min=1), help="Rows per bucket (default 5).")
-@click.option("--parent", metavar="ID", help="Only work under ID.")
-@click.option("--ready-only", is_flag=True, help="Leave out blocked items.")
-@click.option("--include-decisions", is_flag=True, help="Rank Decision items with the rest.")
-@click.option("--token-budget", type=int, metavar="N", help="Token budget of the result.")
-@json_option
-@pass_state
-def cmd_next(
+def run_next(
     state: CliState,
     limit: int | None,
     parent: str | None,
@@ -37,15 +31,7 @@ def cmd_next(
     state.emit(result, exact=limit is not None or token_budget is not None)
 
 
-@click.command("context")
-@click.option("--depth", default="brief", show_default=True, help="brief, standard, deep, full.")
-@click.option("--limit", "-n", type=click.IntRange(min=1), help="Rows per list (default 10).")
-@click.option("--parent", metavar="ID", help="Only work under ID.")
-@click.option("--section", metavar="NAME", help="Only one section (hierarchy, activity, ...).")
-@click.option("--token-budget", type=int, metavar="N", help="Token budget of the result.")
-@json_option
-@pass_state
-def cmd_context(
+def run_context(
     state: CliState,
     depth: str,
     limit: int | None,
@@ -65,3 +51,68 @@ def cmd_context(
         token_budget=token_budget,
     )
     state.emit(result, exact=limit is not None or token_budget is not None)
+
+
+_PARENT = Opt("--parent", dest="parent", metavar="ID", help="Only work under ID.")
+_BUDGET = Opt(
+    "--token-budget",
+    dest="token_budget",
+    kind="int",
+    metavar="N",
+    help="Token budget of the result.",
+)
+
+SPECS = specs(
+    Spec(
+        "next",
+        run_next,
+        opts=(
+            Opt(
+                "--limit",
+                "-n",
+                dest="limit",
+                kind="int",
+                minimum=1,
+                help="Rows per bucket (default 5).",
+            ),
+            _PARENT,
+            Opt("--ready-only", dest="ready_only", kind="flag", help="Leave out blocked items."),
+            Opt(
+                "--include-decisions",
+                dest="include_decisions",
+                kind="flag",
+                help="Rank Decision items with the rest.",
+            ),
+            _BUDGET,
+        ),
+    ),
+    Spec(
+        "context",
+        run_context,
+        opts=(
+            Opt(
+                "--depth",
+                dest="depth",
+                default="brief",
+                show_default=True,
+                help="brief, standard, deep, full.",
+            ),
+            Opt(
+                "--limit",
+                "-n",
+                dest="limit",
+                kind="int",
+                minimum=1,
+                help="Rows per list (default 10).",
+            ),
+            _PARENT,
+            Opt(
+                "--section",
+                dest="section",
+                metavar="NAME",
+                help="Only one section (hierarchy, activity, ...).",
+            ),
+            _BUDGET,
+        ),
+    ),
+)

@@ -114,7 +114,8 @@ def _option(param: ParamSpec) -> click.Option:
 
 def command_from_spec(spec: CommandSpec, host: Host) -> click.Command:
     """The click command for one extension: params become options, output as usual."""
-    from pm_core.cli.state import CliState, json_option
+    from pm_core.cli.clickstate import json_option
+    from pm_core.cli.state import CliState
 
     def callback(**params: Any) -> None:
         from pm_core.contracts import RequestContext, ToolContext, ToolResult

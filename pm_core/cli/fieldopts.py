@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
-import click
-
+from pm_core.cli.argspec import Opt
 from pm_core.cli.state import parse_assignments, read_text
 from pm_core.tracker.errors import UsageError
 from pm_core.tracker.fields import SETTABLE
 from pm_core.tracker.model import COLLECTION_FIELDS, FIELD_ORDER
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 #: Fields with hand-written flags, or set only through their own commands.
 _NOT_GENERATED = frozenset(
@@ -74,52 +71,55 @@ FIELD_PARAMS: frozenset[str] = frozenset(
 )
 
 
-def field_options(func: F) -> F:
-    """Decorate a command with every field flag (hand-written first in help)."""
-    for key, flag in reversed(GENERATED.items()):
-        func = click.option(flag, key, metavar="TEXT", help=f"Set {key}.")(func)
-    hand_written = [
-        click.option("--title", "-t", help="Title (required on create)."),
-        click.option("--description", "-d", help="One-paragraph description."),
-        click.option("--type", help="Item type: Task (default), Epic, Feature, Issue..."),
-        click.option("--status", help="draft, open, in_progress, blocked, ..."),
-        click.option("--priority", "-p", help="0-4 or critical/high/medium/low/minimal."),
-        click.option("--tags", multiple=True, help="Tags, comma separated; repeatable."),
-        click.option("--parent", metavar="ID", help="Parent item."),
-        click.option(
-            "--dep",
-            "dependencies",
-            multiple=True,
-            metavar="ID[:KIND]",
-            help="Dependency (kind blocked_by unless given); repeatable.",
-        ),
-        click.option(
-            "--ac",
-            "--acceptance-criteria",
-            "acceptance_criteria",
-            multiple=True,
-            help="An acceptance criterion; repeatable.",
-        ),
-        click.option("--deadline", help="ISO date/time or +1d, +4h, +2w."),
-        click.option("--estimate", "--estimated-minutes", "estimated_minutes", help="Minutes."),
-        click.option("--assignee", metavar="NAME", help="Assignee."),
-        click.option("--body", help="Body text (markdown)."),
-        click.option("--body-file", metavar="FILE", help="Read the body from FILE (- is stdin)."),
-        click.option(
-            "--field",
-            "custom",
-            multiple=True,
-            metavar="KEY=VALUE",
-            help="A custom field (declared with `pm schema add field`); repeatable.",
-        ),
-        click.option("--stdin-json", is_flag=True, help="Read field values as a JSON object."),
-        click.option(
-            "--allow-unresolved-deps", is_flag=True, help="Allow links to ids that do not exist."
-        ),
-    ]
-    for decorator in reversed(hand_written):
-        func = decorator(func)
-    return func
+#: Every field flag, hand-written ones first (their order is the help's).
+FIELD_OPTS: tuple[Opt, ...] = (
+    Opt("--title", "-t", dest="title", help="Title (required on create)."),
+    Opt("--description", "-d", dest="description", help="One-paragraph description."),
+    Opt("--type", dest="type", help="Item type: Task (default), Epic, Feature, Issue..."),
+    Opt("--status", dest="status", help="draft, open, in_progress, blocked, ..."),
+    Opt("--priority", "-p", dest="priority", help="0-4 or critical/high/medium/low/minimal."),
+    Opt("--tags", dest="tags", multiple=True, help="Tags, comma separated; repeatable."),
+    Opt("--parent", dest="parent", metavar="ID", help="Parent item."),
+    Opt(
+        "--dep",
+        dest="dependencies",
+        multiple=True,
+        metavar="ID[:KIND]",
+        help="Dependency (kind blocked_by unless given); repeatable.",
+    ),
+    Opt(
+        "--ac",
+        "--acceptance-criteria",
+        dest="acceptance_criteria",
+        multiple=True,
+        help="An acceptance criterion; repeatable.",
+    ),
+    Opt("--deadline", dest="deadline", help="ISO date/time or +1d, +4h, +2w."),
+    Opt("--estimate", "--estimated-minutes", dest="estimated_minutes", help="Minutes."),
+    Opt("--assignee", dest="assignee", metavar="NAME", help="Assignee."),
+    Opt("--body", dest="body", help="Body text (markdown)."),
+    Opt(
+        "--body-file",
+        dest="body_file",
+        metavar="FILE",
+        help="Read the body from FILE (- is stdin).",
+    ),
+    Opt(
+        "--field",
+        dest="custom",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="A custom field (declared with `pm schema add field`); repeatable.",
+    ),
+    Opt("--stdin-json", dest="stdin_json", kind="flag", help="Read field values as a JSON object."),
+    Opt(
+        "--allow-unresolved-deps",
+        dest="allow_unresolved_deps",
+        kind="flag",
+        help="Allow links to ids that do not exist.",
+    ),
+    *(Opt(flag, dest=key, metavar="TEXT", help=f"Set {key}.") for key, flag in GENERATED.items()),
+)
 
 
 def collect_values(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """The ``pm`` console script.
 
 Kept tiny on purpose: ``pm --version`` answers before click or the tracker SDK
-is imported, and every other invocation hands over to :mod:`pm_core.cli.app`,
-which imports each command's module only when that command runs.
+is imported; the everyday reads (``get``, ``list``, ``search``, ``next``, ...)
+run through :mod:`pm_core.cli.fast` without click; everything else hands over
+to :mod:`pm_core.cli.app`, which imports each command's module only when that
+command runs.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"pm {__version__}\n")
         return 0
+    from pm_core.cli import fast
+
+    code = fast.run(args)
+    if code is not None:
+        return code
     from pm_core.cli.app import run
 
     return run(args)

@@ -1,18 +1,18 @@
-"""Per-invocation CLI state: global options and the lazily opened tracker."""
+"""Per-invocation CLI state: global options and the lazily opened tracker.
+
+Click-free: the fast path (:mod:`pm_core.cli.fast`) uses it too; the click
+helpers around it are in :mod:`pm_core.cli.clickstate`.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
-
-import click
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 class CliState:
@@ -63,27 +63,6 @@ class CliState:
         fmt = self.output_format()
         bounded = not (exact or self.json)
         write(render(payload, fmt=fmt, kind=kind, bounded=bounded, settings=self._settings()))
-
-
-pass_state = click.make_pass_decorator(CliState)
-
-
-def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    if value:
-        ctx.ensure_object(CliState).json = True
-
-
-def json_option(func: F) -> F:
-    """``--json`` on a command: the same as the global flag."""
-    option = click.option(
-        "--json",
-        "json_flag",
-        is_flag=True,
-        expose_value=False,
-        callback=_set_json,
-        help="Print strict JSON (never shrunk).",
-    )
-    return option(func)
 
 
 def read_text(value: str | None, *, stdin: bool = False, file: str | None = None) -> str | None:

@@ -61,7 +61,10 @@ def test_version_imports_neither_click_nor_the_tracker(cli: PmCli) -> None:
     assert not any(n.startswith("pm_core.tracker") for n in names)
 
 
-@pytest.mark.parametrize("command", [["list"], ["get", "ITEM"], ["next"], ["search", "item"]])
+READS = [["list"], ["get", "ITEM"], ["next"], ["context"], ["search", "item"], ["focus"]]
+
+
+@pytest.mark.parametrize("command", READS)
 def test_read_commands_never_import_mcp_or_the_plugin_host(cli: PmCli, command: list[str]) -> None:
     item_id = cli("list", "--json").json()["items"][0]["id"]
     args = [item_id if a == "ITEM" else a for a in command]
@@ -70,6 +73,35 @@ def test_read_commands_never_import_mcp_or_the_plugin_host(cli: PmCli, command: 
     assert not top & set(NEVER_AT_START), sorted(top & set(NEVER_AT_START))
     assert "pm_core.host" not in names and "pm_core.contracts" not in names
     assert "pm_core.tracker.api" in names  # the command really opened the tracker
+
+
+@pytest.mark.parametrize("command", READS)
+def test_everyday_reads_run_without_click(cli: PmCli, command: list[str]) -> None:
+    item_id = cli("list", "--json").json()["items"][0]["id"]
+    args = [item_id if a == "ITEM" else a for a in command]
+    names = _imported(["-m", "pm_core.cli.main", "--json", *args, "--json"], cli.repo, cli.env())
+    assert "click" not in _top_level(names)
+    assert "pm_core.tracker.api" in names
+
+
+def test_create_and_update_run_without_click(cli: PmCli) -> None:
+    created = _imported(
+        ["-m", "pm_core.cli.main", "create", "Fast", "--tags", "a", "-p", "1"], cli.repo, cli.env()
+    )
+    item_id = cli("list", "--json").json()["items"][0]["id"]
+    updated = _imported(
+        ["-m", "pm_core.cli.main", "update", item_id, "--status", "in_progress"],
+        cli.repo,
+        cli.env(),
+    )
+    for names in (created, updated):
+        assert "click" not in _top_level(names)
+        assert "pm_core.tracker.api" in names
+
+
+def test_help_of_a_read_command_still_comes_from_click(cli: PmCli) -> None:
+    names = _imported(["-m", "pm_core.cli.main", "list", "--help"], cli.repo, cli.env())
+    assert "click" in _top_level(names)
 
 
 def test_mutations_never_import_mcp(cli: PmCli) -> None:

@@ -13,7 +13,6 @@ and ``--path`` (they choose where to write) and ``test`` (it runs commands).
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from pm_core.cli.app import COMMANDS
+from pm_core.cli.app import COMMANDS, builtin_command
 from pm_core.cli.main import main
 from pm_core.tracker.api import Tracker
 
@@ -48,11 +47,11 @@ def _vocabulary() -> tuple[list[str], list[str]]:
                 names.add(name)
                 walk(sub)
 
-    for name, module in COMMANDS.items():
+    for name in COMMANDS:
         if name in EXCLUDED_COMMANDS:
             continue
         names.add(name)
-        walk(getattr(importlib.import_module(module), f"cmd_{name}"))
+        walk(builtin_command(name))
     return sorted(COMMANDS.keys() - EXCLUDED_COMMANDS), sorted(
         (names | options) - EXCLUDED_OPTIONS - EXCLUDED_COMMANDS
     )
@@ -80,9 +79,9 @@ def _shapes() -> list[tuple[tuple[str, ...], int, dict[str, bool]]]:
         }
         found.append((path, positional, options))
 
-    for name, module in COMMANDS.items():
+    for name in COMMANDS:
         if name not in EXCLUDED_COMMANDS:
-            walk((name,), getattr(importlib.import_module(module), f"cmd_{name}"))
+            walk((name,), builtin_command(name))
     return found
 
 

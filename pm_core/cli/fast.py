@@ -1,0 +1,189 @@
+"""The fast path: everyday read commands without importing click.
+
+Importing click costs ~20 ms, a fifth of a warm ``pm list``. For the commands
+declared in a ``SPECS`` table (:mod:`pm_core.cli.argspec`) this module reads
+the spellings people and agents type every day: long options with a separate
+or ``=`` value, short options with a separate or attached value, flags,
+positionals in any order, ``--path``/``--author``/``--json`` before the
+command. It then runs the command's function with the values click would have
+passed.
+
+Anything else (help, ``--version``, ``--``, an unknown or malformed option, a
+value that looks like an option, a bad number, a missing or extra argument,
+shell completion) returns ``None`` and :mod:`pm_core.cli.app` runs click, which
+gives the same result or the usual error. ``tests/unit/test_cli_fast.py``
+checks the two parsers against each other on generated command lines.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pm_core.cli.argspec import COMMANDS, Opt, Spec, find_spec
+from pm_core.cli.failure import argument_problem, fail, guarded
+
+if TYPE_CHECKING:
+    from pm_core.cli.state import CliState
+
+#: Global options (before the command name) the fast path reads: name -> takes a value.
+_GLOBAL = {"--path": True, "--author": True, "--json": False}
+_JSON = Opt("--json", dest="json_flag", kind="flag")
+
+
+class _Unsure(Exception):
+    """The command line is outside what this reader is sure of: click decides."""
+
+
+def run(args: Sequence[str]) -> int | None:
+    """Run ``args`` if every part is read with certainty; ``None`` hands them to click."""
+    if "_PM_COMPLETE" in os.environ:  # click's shell completion
+        return None
+    wants_json = "--json" in args
+    refused = argument_problem(args, wants_json)
+    if refused is not None:
+        return refused
+    parsed = parse(args)
+    if parsed is None:
+        return None
+    spec, options, values = parsed
+    from pm_core.cli.state import CliState
+
+    # As click reads --path: given (even empty) wins, else a non-empty PM_PATH.
+    path = options["--path"] if "--path" in options else os.environ.get("PM_PATH") or None
+    json_flag = values.pop("json_flag")
+    as_json = bool(options.get("--json")) or json_flag
+    state = CliState(path, options.get("--author"), as_json)
+    return guarded(lambda: _call(spec, state, values, wants_json), wants_json)
+
+
+def _call(spec: Spec, state: CliState, values: dict[str, Any], wants_json: bool) -> int:
+    try:
+        spec.run(state, **values)
+    except KeyboardInterrupt:
+        # As click does: end the line, then "aborted".
+        sys.stderr.write("\n")
+        return fail("aborted", None, 130, wants_json)
+    return 0
+
+
+def parse(args: Sequence[str]) -> tuple[Spec, dict[str, Any], dict[str, Any]] | None:
+    """``(spec, global options, values by dest)``, or ``None`` when click must decide."""
+    try:
+        position, options = _globals(args)
+        name = args[position] if position < len(args) else None
+        if name is None or name not in COMMANDS:
+            return None
+        spec = find_spec(name)
+        if spec is None:
+            return None
+        return spec, options, _command(spec, args[position + 1 :])
+    except _Unsure:
+        return None
+
+
+def _globals(args: Sequence[str]) -> tuple[int, dict[str, Any]]:
+    options: dict[str, Any] = {}
+    position = 0
+    while position < len(args) and args[position].startswith("-"):
+        name, eq, value = args[position].partition("=")
+        takes_value = _GLOBAL.get(name)
+        if takes_value is None or (eq and not takes_value):
+            raise _Unsure
+        if takes_value and not eq:
+            position += 1
+            value = _separate_value(args, position)
+        options[name] = _plain(value) if takes_value else True
+        position += 1
+    return position, options
+
+
+def _separate_value(args: Sequence[str], position: int) -> str:
+    """The value given as the next argument."""
+    if position >= len(args):
+        raise _Unsure
+    return _plain(args[position])
+
+
+def _plain(value: str) -> str:
+    """``value``, unless it starts with ``-``: click refuses such values (even after ``=``)."""
+    if value.startswith("-"):
+        raise _Unsure
+    return value
+
+
+def _command(spec: Spec, args: Sequence[str]) -> dict[str, Any]:
+    longs: dict[str, Opt] = {"--json": _JSON}
+    shorts: dict[str, Opt] = {}
+    for opt in spec.opts:
+        for decl in opt.decls:
+            (longs if decl.startswith("--") else shorts)[decl] = opt
+    given: dict[str, list[Any]] = {}
+    positionals: list[str] = []
+    position = 0
+    while position < len(args):
+        arg = args[position]
+        if arg.startswith("--"):
+            name, eq, value = arg.partition("=")
+            found = longs.get(name)
+            if found is None or (eq and not found.takes_value):
+                raise _Unsure  # includes "--" itself and --help
+            opt = found
+            if opt.takes_value and not eq:
+                position += 1
+                value = _separate_value(args, position)
+        elif arg.startswith("-") and arg != "-":
+            found = shorts.get(arg[:2])
+            if found is None or not found.takes_value:
+                raise _Unsure  # -h, a number like -5, grouped flags
+            opt = found
+            value = arg[2:]
+            if not value:
+                position += 1
+                value = _separate_value(args, position)
+        else:
+            positionals.append(arg)
+            position += 1
+            continue
+        given.setdefault(opt.dest, []).append(
+            _convert(opt, _plain(value)) if opt.takes_value else True
+        )
+        position += 1
+    values = {opt.dest: _value(opt, given.get(opt.dest)) for opt in (*spec.opts, _JSON)}
+    for declared in spec.args:
+        if declared.variadic:
+            values[declared.name] = tuple(positionals)
+            positionals = []
+        elif positionals:
+            values[declared.name] = positionals.pop(0)
+        elif declared.required:
+            raise _Unsure
+        else:
+            values[declared.name] = None
+    if positionals:
+        raise _Unsure
+    return values
+
+
+def _value(opt: Opt, given: list[Any] | None) -> Any:
+    if opt.multiple:
+        return tuple(given or ())
+    if given:
+        return given[-1]  # a repeated single-value option: the last one counts
+    return False if opt.kind == "flag" else opt.default
+
+
+def _convert(opt: Opt, raw: str) -> Any:
+    try:
+        if opt.kind == "int":
+            number = int(raw)
+            if opt.minimum is not None and number < opt.minimum:
+                raise _Unsure
+            return number
+        if opt.kind == "float":
+            return float(raw)
+    except ValueError:
+        raise _Unsure from None
+    return raw
