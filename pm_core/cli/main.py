@@ -4,12 +4,14 @@ Kept tiny on purpose: ``pm --version`` answers before click or the tracker SDK
 is imported; the everyday reads (``get``, ``list``, ``search``, ``next``, ...)
 run through :mod:`pm_core.cli.fast` without click; everything else hands over
 to :mod:`pm_core.cli.app`, which imports each command's module only when that
-command runs.
+command runs. The installed script (:func:`console`) also skips the
+interpreter's teardown, ~10 ms of freeing what the process is about to drop.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,5 +32,32 @@ def main(argv: list[str] | None = None) -> int:
     return run(args)
 
 
+def console() -> NoReturn:
+    """The ``pm`` console script: run, flush, and leave without the interpreter's teardown.
+
+    Tearing down frees every module and object one by one (~10 ms, a tenth of a
+    warm read) for a process about to end. Everything pm writes is already on
+    disk by then: item files and history are fsynced, index transactions are
+    committed, locks are released, and a kill at any point is survivable by
+    design. What the usual exit would still do is done here: standard output
+    and error are flushed and ``atexit`` handlers run. When something is
+    unusual (a flush fails, another thread is alive) the usual exit runs.
+    """
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # the interpreter reports it as it always does
+        sys.exit(code)
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        sys.exit(code)  # let the interpreter join them
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
