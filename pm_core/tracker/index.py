@@ -46,7 +46,7 @@ from pm_core.tracker.indexrows import (
     item_values,
     unpack_item,
 )
-from pm_core.tracker.indexschema import STATEMENTS, VERSION_TAG
+from pm_core.tracker.indexschema import MMAP_BYTES, STATEMENTS, VERSION_TAG
 from pm_core.tracker.model import Item
 from pm_core.tracker.store import ITEM_SUFFIX
 
@@ -157,6 +157,9 @@ class ReadIndex:
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA temp_store=MEMORY")
         db.execute("PRAGMA cache_size=-32000")
+        # Pages are read in place (no copy through SQLite's cache): a read
+        # touches few pages of a large file, each once.
+        db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         return db
 
     def _open(self) -> sqlite3.Connection:

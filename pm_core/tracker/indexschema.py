@@ -9,6 +9,9 @@ from pm_core.tracker.indexrows import GROUPS, ITEM_COLUMNS
 from pm_core.tracker.order import BASELINE_SQL
 
 SCHEMA_VERSION = 1
+#: Address space a connection maps the index file into: pages are read in
+#: place instead of being copied through SQLite's page cache.
+MMAP_BYTES = 1 << 30
 
 _GROUP_COLUMNS = ", ".join(f"g_{g} TEXT" for g in GROUPS)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.indexrows import GROUPS
+from pm_core.tracker.indexschema import MMAP_BYTES
 
 if TYPE_CHECKING:
     import sqlite3
@@ -39,9 +40,6 @@ Row = tuple[int, str, int, float]
 PARALLEL_ROWS = 2000
 #: Integer weights up to this keep every sum far below 2**53 (an exact double).
 _MAX_EXACT_WEIGHT = 1_000_000
-#: Address space the scoring connections map the file into: pages are read
-#: in place instead of being copied through SQLite's page cache.
-_MMAP_BYTES = 1 << 30
 #: The order of the reference: pins first, then score, then id.
 _ORDER = "pin DESC, CASE WHEN pin > 0 THEN pin ELSE score END DESC, id"
 
@@ -351,7 +349,7 @@ def _reader(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
         db.execute("PRAGMA temp_store=MEMORY")
-        db.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
+        db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
     except BaseException:
         db.close()
         raise
