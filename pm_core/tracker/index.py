@@ -25,6 +25,7 @@ even need to parse the file it just wrote.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import marshal
@@ -32,6 +33,7 @@ import os
 import sqlite3
 import sys
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -124,6 +126,27 @@ def _digest(listing: Listing) -> bytes:
     return digest16(marshal.dumps(listing, 2))
 
 
+#: Indexes holding an open connection. They are closed at exit even when the
+#: process skips the interpreter's teardown (the ``pm`` script does): the last
+#: connection to close checkpoints SQLite's write-ahead log and deletes it.
+#: A log left behind would be re-read by every later process's first open.
+_OPEN: weakref.WeakSet[ReadIndex] = weakref.WeakSet()
+_close_at_exit = False
+
+
+def _track(index: ReadIndex) -> None:
+    global _close_at_exit
+    if not _close_at_exit:
+        atexit.register(_close_all)
+        _close_at_exit = True
+    _OPEN.add(index)
+
+
+def _close_all() -> None:
+    for index in list(_OPEN):
+        index.close()
+
+
 class ReadIndex:
     """The SQLite read index of one tracker root."""
 
@@ -142,6 +165,7 @@ class ReadIndex:
         """The open connection (schema checked; rebuilt when it does not match)."""
         if self._db is None:
             self._db = self._open()
+            _track(self)
         return self._db
 
     def _connect(self) -> sqlite3.Connection:
@@ -229,6 +253,7 @@ class ReadIndex:
         if self._db is not None:
             self._db.close()
             self._db = None
+        _OPEN.discard(self)
 
     # ------------------------------------------------------------ refresh
 
