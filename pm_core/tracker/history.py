@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pm_core.tracker.errors import CorruptItemError, NotFoundError, UsageError
 from pm_core.tracker.model import Item, document_hash
@@ -48,8 +47,11 @@ def apply_patch(document: dict[str, Any], patch: list[dict[str, Any]]) -> dict[s
     return result
 
 
-@attrs.frozen(slots=True)
-class HistoryEntry:
+#: A shared empty mapping (read-only, so it can be every instance's default).
+_NOTHING_EXTRA: Mapping[str, Any] = MappingProxyType({})
+
+
+class HistoryEntry(NamedTuple):
     """One line of an item's history."""
 
     ts: str
@@ -59,7 +61,7 @@ class HistoryEntry:
     before_hash: str
     after_hash: str
     message: str | None = None
-    extra: dict[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = _NOTHING_EXTRA
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object written to the file."""
@@ -253,8 +255,7 @@ def replay(entries: list[HistoryEntry], upto: int | None = None) -> dict[str, An
     return document
 
 
-@attrs.frozen(slots=True)
-class ChainReport:
+class ChainReport(NamedTuple):
     """The result of checking one item's history chain."""
 
     ok: bool

@@ -36,8 +36,7 @@ import time
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-
-import attrs
+from typing import NamedTuple
 
 from pm_core.tracker.errors import CorruptItemError, PmError
 from pm_core.tracker.indexrows import (
@@ -68,8 +67,7 @@ class IndexUnavailable(PmError):
     """The index cannot answer; the caller reads the files instead."""
 
 
-@attrs.frozen(slots=True)
-class RefreshStats:
+class RefreshStats(NamedTuple):
     """What one refresh did."""
 
     files: int
@@ -84,8 +82,7 @@ class RefreshStats:
     verify: str = "files"
 
 
-@attrs.frozen(slots=True)
-class Config:
+class Config(NamedTuple):
     """What the index reads: the type folders (in schema order) and searchable custom fields.
 
     Folders may come and go (rows follow); a change of the searchable custom

@@ -17,10 +17,8 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any
 
-import attrs
-
 from pm_core.tracker.clock import epoch, parse_iso
-from pm_core.tracker.model import RISK_VALUES, Item
+from pm_core.tracker.model import ITEM_FIELDS, RISK_VALUES, Item
 
 try:
     # The builtin BLAKE2 module: ``hashlib`` would also load OpenSSL (several
@@ -41,8 +39,6 @@ def digest16(data: bytes) -> bytes:
     return bytes(_blake(data, digest_size=16).digest())
 
 
-#: Item attributes in constructor order (``Item(*values)`` rebuilds the item).
-ITEM_FIELDS: tuple[str, ...] = tuple(a.name for a in attrs.fields(Item))
 _ALL_VALUES = attrgetter(*ITEM_FIELDS)
 
 #: Search field groups, in the order :func:`search.document_for` builds them.

@@ -28,9 +28,7 @@ import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pm_core.tracker.clock import format_iso, parse_iso
 from pm_core.tracker.errors import ConflictError, NoEffectError, PmError, UsageError
@@ -60,8 +58,7 @@ def _moment(value: str | None) -> datetime | None:
         return None
 
 
-@attrs.frozen(slots=True)
-class Lease:
+class Lease(NamedTuple):
     """One claim lease on one item.
 
     ``expires_at`` is None for a claim written without a lease (by the
@@ -152,8 +149,7 @@ class Lease:
         }
 
 
-@attrs.frozen(slots=True)
-class ClaimsConfig:
+class ClaimsConfig(NamedTuple):
     """The ``claims`` settings: mode, remote name, lease length."""
 
     mode: str = "local"
@@ -192,8 +188,7 @@ class ClaimsConfig:
         return cls(mode=mode, remote=remote, ttl_seconds=max(1, int(ttl)))
 
 
-@attrs.frozen(slots=True)
-class Decision:
+class Decision(NamedTuple):
     """What a claim does to the current lease.
 
     ``kind``: ``acquire`` (free, or the claimant's own expired lease),
@@ -330,7 +325,7 @@ def claim_started_at(tracker: Tracker, item_id: str) -> str | None:
         entries = hist.read_entries(tracker.store.history_dir, item_id)
     except PmError:
         return None
-    for entry in reversed(entries):
+    for entry in entries[::-1]:
         if entry.op == "claim" and not (entry.message or "").startswith("renew:"):
             return entry.ts
     return None
@@ -339,8 +334,7 @@ def claim_started_at(tracker: Tracker, item_id: str) -> str | None:
 # ------------------------------------------------------------------ fetched leases
 
 
-@attrs.frozen(slots=True)
-class LeaseCache:
+class LeaseCache(NamedTuple):
     """The remote leases this clone saw last (``runtime/leases.json``)."""
 
     remote: str | None

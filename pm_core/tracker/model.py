@@ -1,6 +1,6 @@
 """The item model: every field of the on-disk format, in its canonical order.
 
-An :class:`Item` is an attrs class with one attribute per known field. Custom
+An :class:`Item` is a slotted class with one attribute per known field. Custom
 fields (declared in ``schema/fields.json``) and keys this version does not know
 live in ``extra`` and are written back where they were, never dropped. Nested
 collection entries (dependencies, comments, ...) stay plain mappings so unknown
@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import attrs
 
 #: Priorities 0..4 and their names.
 PRIORITY_NAMES: tuple[str, ...] = ("critical", "high", "medium", "low", "minimal")
@@ -171,82 +169,247 @@ BOOL_FIELDS: frozenset[str] = frozenset({"regression"})
 Entry = dict[str, Any]
 
 
-@attrs.define(slots=True, eq=True)
-class Item:
-    """One work item. Field names and order follow the on-disk format."""
+#: Item attributes in constructor order (``Item(*values)`` rebuilds an item).
+ITEM_FIELDS: tuple[str, ...] = (
+    "id",
+    "title",
+    "description",
+    "type",
+    "status",
+    "priority",
+    "tags",
+    "created_at",
+    "updated_at",
+    "assignee",
+    "claim_principal",
+    "claim_expires_at",
+    "author",
+    "closed_at",
+    "completed_at",
+    "close_reason",
+    "duplicate_of",
+    "resolution",
+    "expected_result",
+    "actual_result",
+    "deadline",
+    "estimated_minutes",
+    "acceptance_criteria",
+    "definition_of_ready",
+    "order",
+    "goal",
+    "objective",
+    "value",
+    "impact",
+    "outcome",
+    "why_now",
+    "parent",
+    "reviewer",
+    "risk",
+    "confidence",
+    "sprint",
+    "release",
+    "blocked_by",
+    "blocked_reason",
+    "unblock_note",
+    "design",
+    "external_ref",
+    "type_options",
+    "pm_format_version",
+    "reporter",
+    "severity",
+    "environment",
+    "repro_steps",
+    "affected_version",
+    "fixed_version",
+    "component",
+    "regression",
+    "customer_impact",
+    "dependencies",
+    "comments",
+    "notes",
+    "learnings",
+    "files",
+    "docs",
+    "tests",
+    "test_runs",
+    "reminders",
+    "events",
+    "plan_status",
+    "plan_steps",
+    "plan_decisions",
+    "plan_validation",
+    "body",
+    "extra",
+    "extra_after",
+)
 
-    id: str
-    title: str
-    description: str = ""
-    type: str = "Task"
-    status: str = "open"
-    priority: int = 2
-    tags: list[str] = attrs.field(factory=list)
-    created_at: str = ""
-    updated_at: str = ""
-    assignee: str | None = None
-    claim_principal: str | None = None
-    claim_expires_at: str | None = None
-    author: str | None = None
-    closed_at: str | None = None
-    completed_at: str | None = None
-    close_reason: str | None = None
-    duplicate_of: str | None = None
-    resolution: str | None = None
-    expected_result: str | None = None
-    actual_result: str | None = None
-    deadline: str | None = None
-    estimated_minutes: int | None = None
-    acceptance_criteria: str | None = None
-    definition_of_ready: str | None = None
-    order: int | None = None
-    goal: str | None = None
-    objective: str | None = None
-    value: str | None = None
-    impact: str | None = None
-    outcome: str | None = None
-    why_now: str | None = None
-    parent: str | None = None
-    reviewer: str | None = None
-    risk: str | None = None
-    confidence: int | str | None = None
-    sprint: str | None = None
-    release: str | None = None
-    blocked_by: str | None = None
-    blocked_reason: str | None = None
-    unblock_note: str | None = None
-    design: str | None = None
-    external_ref: str | None = None
-    type_options: Any = None
-    pm_format_version: Any = None
-    reporter: str | None = None
-    severity: str | None = None
-    environment: str | None = None
-    repro_steps: str | None = None
-    affected_version: str | None = None
-    fixed_version: str | None = None
-    component: str | None = None
-    regression: bool | None = None
-    customer_impact: str | None = None
-    dependencies: list[Entry] = attrs.field(factory=list)
-    comments: list[Entry] = attrs.field(factory=list)
-    notes: list[Entry] = attrs.field(factory=list)
-    learnings: list[Entry] = attrs.field(factory=list)
-    files: list[Entry] = attrs.field(factory=list)
-    docs: list[Entry] = attrs.field(factory=list)
-    tests: list[Entry] = attrs.field(factory=list)
-    test_runs: list[Entry] = attrs.field(factory=list)
-    reminders: list[Entry] = attrs.field(factory=list)
-    events: list[Entry] = attrs.field(factory=list)
-    plan_status: str | None = None
-    plan_steps: list[Entry] = attrs.field(factory=list)
-    plan_decisions: list[Entry] = attrs.field(factory=list)
-    plan_validation: Any = None
-    body: str = ""
-    #: Custom and unknown keys, in file order, with the known key they followed.
-    extra: dict[str, Any] = attrs.field(factory=dict)
-    #: For each extra key, the key it followed in the file (None: first).
-    extra_after: dict[str, str | None] = attrs.field(factory=dict, eq=False, repr=False)
+
+class Item:
+    """One work item. Field names and order follow the on-disk format.
+
+    A plain slotted class rather than attrs: every ``pm`` command builds items,
+    and importing attrs with the classes it generates cost ~20 ms of each
+    command's start. Equality covers every field but ``extra_after``.
+    """
+
+    __slots__ = ITEM_FIELDS
+
+    def __init__(
+        self,
+        id: str,
+        title: str,
+        description: str = "",
+        type: str = "Task",
+        status: str = "open",
+        priority: int = 2,
+        tags: list[str] | None = None,
+        created_at: str = "",
+        updated_at: str = "",
+        assignee: str | None = None,
+        claim_principal: str | None = None,
+        claim_expires_at: str | None = None,
+        author: str | None = None,
+        closed_at: str | None = None,
+        completed_at: str | None = None,
+        close_reason: str | None = None,
+        duplicate_of: str | None = None,
+        resolution: str | None = None,
+        expected_result: str | None = None,
+        actual_result: str | None = None,
+        deadline: str | None = None,
+        estimated_minutes: int | None = None,
+        acceptance_criteria: str | None = None,
+        definition_of_ready: str | None = None,
+        order: int | None = None,
+        goal: str | None = None,
+        objective: str | None = None,
+        value: str | None = None,
+        impact: str | None = None,
+        outcome: str | None = None,
+        why_now: str | None = None,
+        parent: str | None = None,
+        reviewer: str | None = None,
+        risk: str | None = None,
+        confidence: int | str | None = None,
+        sprint: str | None = None,
+        release: str | None = None,
+        blocked_by: str | None = None,
+        blocked_reason: str | None = None,
+        unblock_note: str | None = None,
+        design: str | None = None,
+        external_ref: str | None = None,
+        type_options: Any = None,
+        pm_format_version: Any = None,
+        reporter: str | None = None,
+        severity: str | None = None,
+        environment: str | None = None,
+        repro_steps: str | None = None,
+        affected_version: str | None = None,
+        fixed_version: str | None = None,
+        component: str | None = None,
+        regression: bool | None = None,
+        customer_impact: str | None = None,
+        dependencies: list[Entry] | None = None,
+        comments: list[Entry] | None = None,
+        notes: list[Entry] | None = None,
+        learnings: list[Entry] | None = None,
+        files: list[Entry] | None = None,
+        docs: list[Entry] | None = None,
+        tests: list[Entry] | None = None,
+        test_runs: list[Entry] | None = None,
+        reminders: list[Entry] | None = None,
+        events: list[Entry] | None = None,
+        plan_status: str | None = None,
+        plan_steps: list[Entry] | None = None,
+        plan_decisions: list[Entry] | None = None,
+        plan_validation: Any = None,
+        body: str = "",
+        extra: dict[str, Any] | None = None,
+        extra_after: dict[str, str | None] | None = None,
+    ) -> None:
+        self.id: str = id
+        self.title: str = title
+        self.description: str = description
+        self.type: str = type
+        self.status: str = status
+        self.priority: int = priority
+        self.tags: list[str] = [] if tags is None else tags
+        self.created_at: str = created_at
+        self.updated_at: str = updated_at
+        self.assignee: str | None = assignee
+        self.claim_principal: str | None = claim_principal
+        self.claim_expires_at: str | None = claim_expires_at
+        self.author: str | None = author
+        self.closed_at: str | None = closed_at
+        self.completed_at: str | None = completed_at
+        self.close_reason: str | None = close_reason
+        self.duplicate_of: str | None = duplicate_of
+        self.resolution: str | None = resolution
+        self.expected_result: str | None = expected_result
+        self.actual_result: str | None = actual_result
+        self.deadline: str | None = deadline
+        self.estimated_minutes: int | None = estimated_minutes
+        self.acceptance_criteria: str | None = acceptance_criteria
+        self.definition_of_ready: str | None = definition_of_ready
+        self.order: int | None = order
+        self.goal: str | None = goal
+        self.objective: str | None = objective
+        self.value: str | None = value
+        self.impact: str | None = impact
+        self.outcome: str | None = outcome
+        self.why_now: str | None = why_now
+        self.parent: str | None = parent
+        self.reviewer: str | None = reviewer
+        self.risk: str | None = risk
+        self.confidence: int | str | None = confidence
+        self.sprint: str | None = sprint
+        self.release: str | None = release
+        self.blocked_by: str | None = blocked_by
+        self.blocked_reason: str | None = blocked_reason
+        self.unblock_note: str | None = unblock_note
+        self.design: str | None = design
+        self.external_ref: str | None = external_ref
+        self.type_options: Any = type_options
+        self.pm_format_version: Any = pm_format_version
+        self.reporter: str | None = reporter
+        self.severity: str | None = severity
+        self.environment: str | None = environment
+        self.repro_steps: str | None = repro_steps
+        self.affected_version: str | None = affected_version
+        self.fixed_version: str | None = fixed_version
+        self.component: str | None = component
+        self.regression: bool | None = regression
+        self.customer_impact: str | None = customer_impact
+        self.dependencies: list[Entry] = [] if dependencies is None else dependencies
+        self.comments: list[Entry] = [] if comments is None else comments
+        self.notes: list[Entry] = [] if notes is None else notes
+        self.learnings: list[Entry] = [] if learnings is None else learnings
+        self.files: list[Entry] = [] if files is None else files
+        self.docs: list[Entry] = [] if docs is None else docs
+        self.tests: list[Entry] = [] if tests is None else tests
+        self.test_runs: list[Entry] = [] if test_runs is None else test_runs
+        self.reminders: list[Entry] = [] if reminders is None else reminders
+        self.events: list[Entry] = [] if events is None else events
+        self.plan_status: str | None = plan_status
+        self.plan_steps: list[Entry] = [] if plan_steps is None else plan_steps
+        self.plan_decisions: list[Entry] = [] if plan_decisions is None else plan_decisions
+        self.plan_validation: Any = plan_validation
+        self.body: str = body
+        # Custom and unknown keys, in file order, and for each of them the key
+        # it followed in the file (None: first).
+        self.extra: dict[str, Any] = {} if extra is None else extra
+        self.extra_after: dict[str, str | None] = {} if extra_after is None else extra_after
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: compared by value, never hashed
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _COMPARED)
+        return f"Item({shown})"
 
     # ------------------------------------------------------------------ access
 
@@ -323,6 +486,10 @@ REQUIRED_ALWAYS: frozenset[str] = frozenset(
 )
 
 
+#: The fields equality and repr cover: all but where extra keys were placed.
+_COMPARED: tuple[str, ...] = tuple(name for name in ITEM_FIELDS if name != "extra_after")
+
+
 def _is_unset(key: str, value: Any) -> bool:
     if key in REQUIRED_ALWAYS:
         return False
@@ -354,7 +521,7 @@ def document_hash(document: Mapping[str, Any]) -> str:
 #: as its text. Every other field keeps the value the file holds (lists and
 #: integers are checked in :func:`item_from_record`).
 _TEXT_FIELDS: frozenset[str] = frozenset(
-    f.name for f in attrs.fields(Item) if str(f.type) in ("str", "str | None")
+    name for name, kind in Item.__init__.__annotations__.items() if kind in ("str", "str | None")
 )
 
 

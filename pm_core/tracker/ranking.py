@@ -23,8 +23,6 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from pm_core.tracker.clock import epoch, parse_iso
 from pm_core.tracker.model import PRIORITY_NAMES, RISK_VALUES, Item
 from pm_core.tracker.order import HIGH_LEVEL_TYPES, STATUS_RANK
@@ -64,20 +62,33 @@ def context_budget(limit: int) -> int:
 # ---------------------------------------------------------------- pipeline
 
 
-@attrs.define(slots=True)
 class Pipeline:
     """Candidates sorted into their buckets, each in ranked order."""
 
-    view: TrackerView
-    focus: str | None
-    ready: list[Item] = attrs.field(factory=list)
-    blocked: list[Item] = attrs.field(factory=list)
-    decisions: list[Item] = attrs.field(factory=list)
-    held: list[Item] = attrs.field(factory=list)
-    containers_skipped: int = 0
-    candidates: int = 0
-    completed_containers: set[str] = attrs.field(factory=set)
-    scores: dict[str, float] = attrs.field(factory=dict)
+    __slots__ = (
+        "blocked",
+        "candidates",
+        "completed_containers",
+        "containers_skipped",
+        "decisions",
+        "focus",
+        "held",
+        "ready",
+        "scores",
+        "view",
+    )
+
+    def __init__(self, view: TrackerView, focus: str | None) -> None:
+        self.view = view
+        self.focus = focus
+        self.ready: list[Item] = []
+        self.blocked: list[Item] = []
+        self.decisions: list[Item] = []
+        self.held: list[Item] = []
+        self.containers_skipped = 0
+        self.candidates = 0
+        self.completed_containers: set[str] = set()
+        self.scores: dict[str, float] = {}
 
 
 def run_pipeline(

@@ -12,9 +12,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pm_core.tracker.errors import UsageError
 from pm_core.tracker.model import Item, normalize_priority, normalize_status
@@ -91,8 +90,11 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-@attrs.frozen(slots=True)
-class SearchDoc:
+#: A shared empty mapping (read-only, so it can be every instance's default).
+_NO_FILTERS: Mapping[str, Any] = MappingProxyType({})
+
+
+class SearchDoc(NamedTuple):
     """One searchable item: lowercased text per field group, plus BM25 tokens."""
 
     id: str
@@ -105,13 +107,12 @@ class SearchDoc:
     short_id: str = ""
 
 
-@attrs.frozen(slots=True)
-class Query:
+class Query(NamedTuple):
     """A parsed query: free text, its tokens, and the inline filters."""
 
     text: str
     tokens: tuple[str, ...]
-    filters: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    filters: Mapping[str, tuple[str, ...]] = _NO_FILTERS
 
     @property
     def phrase(self) -> str:
@@ -119,8 +120,7 @@ class Query:
         return " ".join(self.tokens)
 
 
-@attrs.frozen(slots=True)
-class Scored:
+class Scored(NamedTuple):
     """A document's score and which field groups matched."""
 
     id: str
@@ -129,8 +129,7 @@ class Scored:
     pinned: int = 0
 
 
-@attrs.frozen(slots=True)
-class CorpusStats:
+class CorpusStats(NamedTuple):
     """What BM25 needs about the whole corpus (an index can supply it)."""
 
     documents: int

@@ -11,9 +11,7 @@ import os
 import string
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from pm_core.tracker.errors import CorruptItemError, NotFoundError, UsageError
 from pm_core.tracker.faults import checkpoint
@@ -142,8 +140,7 @@ def new_token(length: int) -> str:
     return "".join(out[:length])
 
 
-@attrs.frozen(slots=True)
-class Store:
+class Store(NamedTuple):
     """Paths and raw file access for one tracker root."""
 
     root: Path

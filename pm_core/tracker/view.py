@@ -16,11 +16,10 @@ Edges are kept in one canonical direction:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pm_core.tracker.errors import CorruptItemError
 from pm_core.tracker.leases import holder_overrides
@@ -31,8 +30,7 @@ if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
 
 
-@attrs.frozen(slots=True)
-class Edge:
+class Edge(NamedTuple):
     """One typed edge in canonical direction."""
 
     source: str
@@ -44,9 +42,8 @@ class Edge:
         return {"from": self.source, "to": self.target, "kind": self.kind}
 
 
-@attrs.define(slots=True)
-class TrackerView:
-    """Every readable item plus hierarchy and blocking maps."""
+class TrackerView(NamedTuple):
+    """Every readable item plus hierarchy and blocking maps (built whole, never changed)."""
 
     root: Path
     author: str
@@ -64,7 +61,7 @@ class TrackerView:
     edges: list[Edge]
     #: Holders that differ from the item files: expired leases hold nothing, and in
     #: remote mode the last fetched leases win (see ``leases.holder_overrides``).
-    lease_holders: dict[str, str | None] = attrs.field(factory=dict)
+    lease_holders: Mapping[str, str | None] = MappingProxyType({})
 
     # ------------------------------------------------------------ questions
 

@@ -16,9 +16,8 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pm_core.tracker.errors import NotFoundError, UsageError
 from pm_core.tracker.model import BUILTIN_TYPES, STATUSES, TERMINAL_STATUSES
@@ -59,8 +58,11 @@ def type_folder(name: str) -> str:
     return lower + "s"
 
 
-@attrs.frozen(slots=True)
-class TypeDef:
+#: A shared empty mapping (read-only, so it can be every instance's default).
+_NO_WORKFLOWS: Mapping[str, Any] = MappingProxyType({})
+
+
+class TypeDef(NamedTuple):
     """An item type: its folder, aliases and default status."""
 
     name: str
@@ -70,8 +72,7 @@ class TypeDef:
     description: str = ""
 
 
-@attrs.frozen(slots=True)
-class StatusDef:
+class StatusDef(NamedTuple):
     """A status and its roles (draft, active, blocked, terminal, ...)."""
 
     name: str
@@ -90,14 +91,13 @@ def _default_status_defs() -> tuple[StatusDef, ...]:
     return tuple(StatusDef(s, roles[s]) for s in STATUSES)
 
 
-@attrs.frozen(slots=True)
-class Schema:
+class Schema(NamedTuple):
     """The workspace schema: built-in plus custom types, statuses, fields."""
 
     types: tuple[TypeDef, ...]
     statuses: tuple[StatusDef, ...]
     fields: tuple[FieldDecl, ...]
-    workflows: Mapping[str, Any] = attrs.field(factory=dict)
+    workflows: Mapping[str, Any] = _NO_WORKFLOWS
 
     def type_by_name(self, value: str) -> TypeDef:
         """The type for a name or alias (case-insensitive); UsageError naming the choices."""
