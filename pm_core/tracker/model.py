@@ -169,7 +169,9 @@ BOOL_FIELDS: frozenset[str] = frozenset({"regression"})
 Entry = dict[str, Any]
 
 
-#: Item attributes in constructor order (``Item(*values)`` rebuilds an item).
+#: Item attributes in constructor order (``Item(*values)`` rebuilds an item). The
+#: read index stores items as these values in this order: reordering them means
+#: a new index schema version.
 ITEM_FIELDS: tuple[str, ...] = (
     "id",
     "title",

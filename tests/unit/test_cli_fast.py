@@ -29,10 +29,8 @@ def _specs() -> list[Spec]:
     return [spec for spec in found if spec is not None]
 
 
-@pytest.fixture
-def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[Any, ...]]]:
+def _record_into(calls: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch) -> None:
     """Every spec command records (path, author, json, values) instead of running."""
-    calls: list[tuple[Any, ...]] = []
     for spec in _specs():
 
         def record(state: CliState, /, **values: Any) -> None:
@@ -42,6 +40,13 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[Any, ...]]]
         monkeypatch.setattr(spec, "run", record)
     monkeypatch.delenv("PM_PATH", raising=False)
     monkeypatch.delenv("_PM_COMPLETE", raising=False)
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[Any, ...]]]:
+    """The calls the spec commands would have run."""
+    calls: list[tuple[Any, ...]] = []
+    _record_into(calls, monkeypatch)
     yield calls
 
 
@@ -215,15 +220,7 @@ def command_lines(draw: st.DrawFn) -> list[str]:
 def test_generated_command_lines_parse_alike_or_go_to_click(args: list[str]) -> None:
     calls: list[tuple[Any, ...]] = []
     with pytest.MonkeyPatch.context() as monkeypatch:
-        for spec in _specs():
-
-            def record(state: CliState, /, **values: Any) -> None:
-                calls.append((state.path, state.author, state.json, values))
-
-            record.__doc__ = spec.run.__doc__
-            monkeypatch.setattr(spec, "run", record)
-        monkeypatch.delenv("PM_PATH", raising=False)
-        monkeypatch.delenv("_PM_COMPLETE", raising=False)
+        _record_into(calls, monkeypatch)
         fast_call, click_call = _both(args, calls)
     if fast_call is not None:
         # Whatever the fast path runs, click runs with the same values.

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from pm_core.tracker.model import (
     FIELD_ORDER,
+    ITEM_FIELDS,
     Item,
     ItemFormatError,
     document_hash,
@@ -213,3 +216,15 @@ def test_unknown_dependency_kind_names_the_choices() -> None:
 
 def test_tags_are_trimmed_deduplicated_and_sorted() -> None:
     assert normalize_tags([" b", "a", "b", ""]) == ["a", "b"]
+
+
+def test_item_fields_name_the_constructor_parameters_in_order() -> None:
+    assert tuple(inspect.signature(Item).parameters) == ITEM_FIELDS
+
+
+def test_items_compare_by_value_but_not_by_where_extra_keys_were() -> None:
+    a = Item(id="pm-1", title="t", extra={"k": 1}, extra_after={"k": None})
+    b = Item(id="pm-1", title="t", extra={"k": 1}, extra_after={"k": "title"})
+    assert a == b
+    assert a != Item(id="pm-1", title="other")
+    assert "extra_after" not in repr(a)
