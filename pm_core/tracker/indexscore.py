@@ -56,13 +56,15 @@ def count_sql(group: str, needle: str) -> Fragment:
     UTF-8 text by exactly its length.
     """
     column = f"d.g_{group}"
-    # instr() first: most groups hold no occurrence, and it copies nothing.
+    # A cheap test first: most groups hold no occurrence. LIKE '%needle%' scans
+    # faster than instr() and matches every text instr() would (and more: it
+    # ignores ASCII case, and _ or % in the needle match any text); the count
+    # itself is exact, so a wider test costs time, never a wrong score.
     sql = (
-        f"(CASE WHEN IFNULL(instr({column}, ?), 0) = 0 THEN 0 "
-        f"ELSE (length(CAST({column} AS BLOB)) - "
-        f"length(CAST(replace({column}, ?, '') AS BLOB))) / ? END)"
+        f"(CASE WHEN {column} LIKE ? THEN (length(CAST({column} AS BLOB)) - "
+        f"length(CAST(replace({column}, ?, '') AS BLOB))) / ? ELSE 0 END)"
     )
-    return sql, [needle, needle, len(needle)]
+    return sql, [f"%{needle}%", needle, len(needle)]
 
 
 def integer_weights(weights: Mapping[str, float]) -> dict[str, int] | None:

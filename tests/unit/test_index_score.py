@@ -21,6 +21,7 @@ from pm_core.tracker.indexrows import GROUPS
 from pm_core.tracker.indexscore import (
     Ranking,
     candidate_source,
+    count_sql,
     general_sql,
     integer_sql,
     integer_weights,
@@ -236,3 +237,22 @@ def test_integer_path_only_for_whole_positive_weights(
     if weights is not None:
         assert set(weights) == set(GROUPS)
         assert all(isinstance(w, int) and w > 0 for w in weights.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("DeadLock deadlock DEADLOCK", "deadlock"),  # LIKE ignores ASCII case, the count does not
+        ("a_b axb a_b", "a_b"),  # _ is a LIKE wildcard
+        ("100% 100x", "100%"),  # so is %
+        ("é deadlock ü deadlockdeadlock", "deadlock"),
+        ("nothing here", "deadlock"),
+        (None, "deadlock"),
+    ],
+)
+def test_count_sql_is_exact_where_its_cheap_test_is_wider(text: str | None, needle: str) -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE docs(g_body TEXT)")
+    db.execute("INSERT INTO docs VALUES (?)", (text,))
+    sql, args = count_sql("body", needle)
+    assert db.execute(f"SELECT {sql} FROM docs d", args).fetchone()[0] == (text or "").count(needle)
