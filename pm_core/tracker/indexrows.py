@@ -189,7 +189,12 @@ def doc_values(item: Item, searchable: Sequence[str]) -> tuple[Any, ...]:
     from pm_core.tracker.search import document_for, tokenize
 
     doc = document_for(item, "", searchable)
-    groups = tuple(map(doc.fields.get, GROUPS))
+    # SQLite's LIKE (the scorer's cheap test) stops at a NUL; a word's
+    # occurrences and tokens are the same with \x01 in its place.
+    groups = tuple(
+        text.replace("\x00", "\x01") if text and "\x00" in text else text
+        for text in map(doc.fields.get, GROUPS)
+    )
     title_tokens = " " + " ".join(sorted(set(tokenize(doc.title)))) + " "
     return (*groups, len(doc.tokens), title_tokens, " ".join(doc.tokens))
 

@@ -8,7 +8,8 @@ from pm_core.tracker.indexderived import STATEMENTS as DERIVED_STATEMENTS
 from pm_core.tracker.indexrows import GROUPS, ITEM_COLUMNS
 from pm_core.tracker.order import BASELINE_SQL
 
-SCHEMA_VERSION = 1
+#: 2: group texts hold no NUL (\x01 instead), for the scorer's LIKE test.
+SCHEMA_VERSION = 2
 #: Address space a connection maps the index file into: pages are read in
 #: place instead of being copied through SQLite's page cache.
 MMAP_BYTES = 1 << 30

@@ -59,7 +59,8 @@ def count_sql(group: str, needle: str) -> Fragment:
     # A cheap test first: most groups hold no occurrence. LIKE '%needle%' scans
     # faster than instr() and matches every text instr() would (and more: it
     # ignores ASCII case, and _ or % in the needle match any text); the count
-    # itself is exact, so a wider test costs time, never a wrong score.
+    # itself is exact, so a wider test costs time, never a wrong score. LIKE
+    # stops at a NUL, so stored group texts have none (indexrows.doc_values).
     sql = (
         f"(CASE WHEN {column} LIKE ? THEN (length(CAST({column} AS BLOB)) - "
         f"length(CAST(replace({column}, ?, '') AS BLOB))) / ? ELSE 0 END)"

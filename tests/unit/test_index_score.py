@@ -256,3 +256,14 @@ def test_count_sql_is_exact_where_its_cheap_test_is_wider(text: str | None, need
     db.execute("INSERT INTO docs VALUES (?)", (text,))
     sql, args = count_sql("body", needle)
     assert db.execute(f"SELECT {sql} FROM docs d", args).fetchone()[0] == (text or "").count(needle)
+
+
+@pytest.mark.parametrize("match", ["or", "and", "exact"])
+def test_a_nul_before_the_word_does_not_hide_it_from_the_index(root: Path, match: str) -> None:
+    # SQLite's LIKE stops reading at a NUL: the index stores group texts without one.
+    tracker = _tracker(root, index=False)
+    tracker.create({"title": "nul item", "body": "zzz\x00 then qworble vantid here"})
+    for split in (ALWAYS_SPLIT, NEVER_SPLIT):
+        indexed_answer = _page(root, "qworble vantid", split, match=match)
+        assert _shown(indexed_answer) == _scanned(root, "qworble vantid", match=match)
+        assert indexed_answer[1] == 1
