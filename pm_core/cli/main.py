@@ -39,23 +39,24 @@ def console() -> NoReturn:
     warm read) for a process about to end. Everything pm writes is already on
     disk by then: item files and history are fsynced, index transactions are
     committed, locks are released, and a kill at any point is survivable by
-    design. What the usual exit would still do is done here: standard output
-    and error are flushed and ``atexit`` handlers run. When something is
-    unusual (a flush fails, another thread is alive) the usual exit runs.
+    design. What the usual exit would still do is done here: ``atexit``
+    handlers run, then standard output and error are flushed. When something
+    is unusual (another thread is alive, a flush fails) the usual exit runs.
     """
     code = main()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BaseException:  # the interpreter reports it as it always does
-        sys.exit(code)
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         sys.exit(code)  # let the interpreter join them
     import atexit
     import os
 
+    # Handlers first: what they print must be flushed too.
     atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # the interpreter reports it as it always does
+        sys.exit(code)
     os._exit(code)
 
 

@@ -30,13 +30,19 @@ def _fake_exit(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return codes
 
 
-def test_console_runs_atexit_handlers_then_leaves_with_the_exit_code(
+def test_console_runs_atexit_handlers_flushes_then_leaves_with_the_exit_code(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     steps: list[object] = []
     monkeypatch.setattr(entry, "main", lambda: 3)
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest's own threads aside
     monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: steps.append("atexit"))
+
+    class Out:
+        def flush(self) -> None:
+            steps.append("flush")
+
+    monkeypatch.setattr(sys, "stdout", Out())
 
     def leave(code: int) -> None:
         steps.append(code)
@@ -45,7 +51,7 @@ def test_console_runs_atexit_handlers_then_leaves_with_the_exit_code(
     monkeypatch.setattr(os, "_exit", leave)
     with pytest.raises(Left):
         entry.console()
-    assert steps == ["atexit", 3]
+    assert steps == ["atexit", "flush", 3]
 
 
 def test_a_real_process_runs_its_atexit_handlers_and_prints_everything() -> None:
@@ -56,8 +62,10 @@ def test_a_real_process_runs_its_atexit_handlers_and_prints_everything() -> None
         "sys.argv = ['pm', '--version']\n"
         "console()\n"
     )
+    # Buffered output, as on most machines: what a handler prints must still arrive.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     done = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, env=env
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("pm ")
