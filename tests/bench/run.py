@@ -381,6 +381,20 @@ def machine() -> dict[str, Any]:
     }
 
 
+def interpreter_ms(runs: int = 15) -> float:
+    """Median ms of a bare ``python -S -c pass``: how fast this machine is right now.
+
+    On a shared virtual machine the same command's time drifts by a quarter or
+    more between runs; this control drifts with it, so runs can be compared.
+    """
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)
+        times.append(time.perf_counter() - started)
+    return round(statistics.median(times) * 1000, 1)
+
+
 def bench_size(n: int, cache: Path, repeat: int, with_mcp: bool, verify: str) -> dict[str, Any]:
     """Every measurement for one workspace size."""
     root = cached_workspace(n, cache, progress=sys.stderr.isatty())
@@ -389,6 +403,7 @@ def bench_size(n: int, cache: Path, repeat: int, with_mcp: bool, verify: str) ->
         "items": n,
         "verify": verify,
         "load_before": [round(x, 2) for x in os.getloadavg()],
+        "interpreter_ms_before": interpreter_ms(),
     }
     try:
         result["first_read_no_index"] = bench.cold("next")
@@ -403,6 +418,7 @@ def bench_size(n: int, cache: Path, repeat: int, with_mcp: bool, verify: str) ->
     index = root / "runtime" / "index.sqlite"
     result["index_mib"] = round(index.stat().st_size / 2**20, 1) if index.exists() else None
     result["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    result["interpreter_ms_after"] = interpreter_ms()
     return result
 
 
@@ -451,6 +467,11 @@ def table(results: dict[str, Any]) -> str:
             )
             lines.append(f"  pm-mcp tools/call ms (median/p95): {calls}")
         lines.append(f"  load average before/after: {size['load_before']} / {size['load_after']}")
+        if "interpreter_ms_before" in size:
+            lines.append(
+                "  machine control, python -S -c pass, ms before/after: "
+                f"{size['interpreter_ms_before']} / {size['interpreter_ms_after']}"
+            )
     return "\n".join(lines)
 
 
