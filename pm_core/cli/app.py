@@ -1,13 +1,11 @@
-"""The ``pm`` command group: lazy subcommands, global options, errors and exit codes.
+"""The ``pm`` command group in click: lazy subcommands, global options, usage errors.
 
 Each built-in command lives in a ``cmd_*`` module imported only when that
-command runs, so ``pm get`` never pays for the code of ``pm graph``. A name
+command runs, so ``pm get`` never pays for the code of ``pm graph``; commands
+declared by a spec (:mod:`pm_core.cli.argspec`) are built from it. A name
 that is not built in is looked up among the extension commands installed
-plugins contribute (:mod:`pm_core.cli.extensions`).
-
-Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 conflict, 5 dependency
-failed, 6 no effect, 7 partial. Errors print ``error: <problem>`` and
-``hint: <fix>`` on stderr (one JSON line instead under ``--json``).
+plugins contribute (:mod:`pm_core.cli.extensions`). Exit codes and the error
+lines are :mod:`pm_core.cli.failure`'s, shared with the fast path.
 """
 
 from __future__ import annotations
