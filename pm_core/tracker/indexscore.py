@@ -274,7 +274,9 @@ def candidate_source(rids: Mapping[int, int], members: Sequence[int] | None = No
     ``members``: the rids to read, in ascending order (default: all of them).
     Each rid travels with its bits in one integer (``rid << shift | bits``):
     a JSON list of integers encodes and parses far faster than a key per
-    row. Rids too large for that travel as ``{rid: bits}``.
+    row. Rids too large for that travel as ``{rid: bits}``. ``LIMIT -1`` keeps
+    the list a co-routine: each ``j.mask`` the score reads is then a register,
+    not a fresh call into ``json_each`` (2-4% of a broad search).
     """
     chosen = sorted(rids) if members is None else members
     shift = max(rids.values(), default=0).bit_length()
@@ -283,11 +285,13 @@ def candidate_source(rids: Mapping[int, int], members: Sequence[int] | None = No
         packed = json.dumps([rid << shift | rids[rid] for rid in chosen])
         return (
             f"(SELECT value >> {shift} AS rid, value & {(1 << shift) - 1} AS mask "
-            f"FROM json_each(?)) j {join_rest}",
+            f"FROM json_each(?) LIMIT -1) j {join_rest}",
             [packed],
         )
     text = json.dumps({str(rid): rids[rid] for rid in chosen})
-    return f"(SELECT key + 0 AS rid, value AS mask FROM json_each(?)) j {join_rest}", [text]
+    return f"(SELECT key + 0 AS rid, value AS mask FROM json_each(?) LIMIT -1) j {join_rest}", [
+        text
+    ]
 
 
 #: Every entry with its document.
