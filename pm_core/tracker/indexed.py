@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from pm_core.tracker.api import Tracker
     from pm_core.tracker.index import ReadIndex
+    from pm_core.tracker.indexscore import Fragment
     from pm_core.tracker.search import Query, Scored
 
 #: ``ORDER BY`` for each listing sort. ``_desc`` in the listing module sorts
@@ -279,14 +280,12 @@ def search_page(
             ).fetchall()
             return [Scored(r[0], 0.0, ()) for r in rows], total, {r[0]: r[1:] for r in rows}
         with_tokens = mode != "keyword"
-        rids = _candidates(db, parsed, tracker.prefix)
         if mode == "keyword" and match in ("or", "and", "exact"):
             page = _keyword_page(
                 db,
                 index.path,
                 where,
                 params,
-                rids,
                 parsed,
                 tracker.prefix,
                 match,
@@ -297,6 +296,7 @@ def search_page(
             )
             if page is not None:
                 return page
+        rids = _candidates(db, parsed, tracker.prefix)
         docs = _documents(db, where, params, rids, tracker.prefix, with_tokens)
         if rids is not None and match == "or" and with_tokens:
             kept = int(
@@ -345,15 +345,13 @@ def _search_filters(
     return " AND ".join(where), params
 
 
-def _candidates(db: Any, parsed: Query, prefix: str) -> dict[int, int] | None:
-    """Rows that can score, each with a bit per query token it holds (pins: no bits).
+def _token_terms(db: Any, parsed: Query) -> list[list[str]] | None:
+    """The vocabulary terms containing each query token, or None: no narrowing.
 
     A keyword hit is a token occurring inside the lowered field text; since a
     query token is letters and digits only, each occurrence lies inside one
     of the document's tokens, so the vocabulary terms containing it find
-    every such document, and a document without token ``n``'s bit holds no
-    occurrence of it anywhere. None means "all documents" (short or very
-    common tokens).
+    every such document. None for short or very common tokens, or too many.
     """
     if len(parsed.tokens) > _MAX_TOKEN_BITS:
         return None
@@ -367,6 +365,26 @@ def _candidates(db: Any, parsed: Query, prefix: str) -> dict[int, int] | None:
         if len(found) > _MAX_TERMS:
             return None
         per_token.append(sorted(found))
+    return per_token
+
+
+def _pin_ids(parsed: Query, prefix: str) -> list[str]:
+    """Ids the query's words name exactly (with and without the prefix)."""
+    raw = [w.lower().lstrip("#") for w in parsed.text.split()]
+    ids = set(raw) | ({prefix + w for w in raw if w} if prefix else set())
+    ids.discard("")
+    return sorted(ids)
+
+
+def _candidates(db: Any, parsed: Query, prefix: str) -> dict[int, int] | None:
+    """Rows that can score, each with a bit per query token it holds (pins: no bits).
+
+    A document without token ``n``'s bit holds no occurrence of it anywhere
+    (:func:`_token_terms`). None means "all documents".
+    """
+    per_token = _token_terms(db, parsed)
+    if per_token is None:
+        return None
     rids: dict[int, int] = {}
     for n, terms in enumerate(per_token):
         bit = 1 << n
@@ -374,12 +392,11 @@ def _candidates(db: Any, parsed: Query, prefix: str) -> dict[int, int] | None:
             expression = " OR ".join(f'"{t}"' for t in terms[start : start + 100])
             for (rid,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (expression,)):
                 rids[rid] = rids.get(rid, 0) | bit
-    raw = [w.lower().lstrip("#") for w in parsed.text.split()]
-    ids = set(raw) | ({prefix + w for w in raw if w} if prefix else set())
+    ids = _pin_ids(parsed, prefix)
     if ids:
         for (rid,) in db.execute(
             "SELECT rid FROM entries WHERE live = 1 AND id IN (SELECT value FROM json_each(?))",
-            (json.dumps(sorted(ids)),),
+            (json.dumps(ids),),
         ):
             rids.setdefault(rid, 0)
     return rids
@@ -431,7 +448,6 @@ def _keyword_page(
     path: Path,
     where: str,
     params: list[Any],
-    rids: Mapping[int, int] | None,
     parsed: Query,
     prefix: str,
     match: str,
@@ -442,29 +458,50 @@ def _keyword_page(
 ) -> tuple[list[Scored], int, dict[str, tuple[str, str, str]]] | None:
     """Keyword search scored in SQL; only the best ``limit`` documents are loaded.
 
-    Their scores are recomputed by the reference scorer (which also names the
-    matched fields); None if any differs, and the caller scores in Python.
-    That also catches a write committed between the reads of two connections.
+    With whole positive weights and tokens the vocabulary narrows, the counts
+    come from the FTS postings (:func:`indexscore.term_source`); otherwise
+    from the text of each candidate. The best documents' scores are then
+    recomputed by the reference scorer (which also names the matched
+    fields); None if any differs, and the caller scores in Python. That also
+    catches a write committed between the reads of two connections.
     """
-    from pm_core.tracker.indexscore import Ranking, general_sql, integer_sql, integer_weights, rank
+    from pm_core.tracker.indexscore import (
+        Ranking,
+        general_sql,
+        integer_sql,
+        integer_weights,
+        rank,
+        rank_sources,
+        term_source,
+        term_sql,
+    )
     from pm_core.tracker.search import EXACT_ID_SCORE, SHORT_ID_SCORE, keyword_score
 
-    masked = rids is not None
     whole = integer_weights(weights)
-    if whole is not None:
-        counts, score, matches = integer_sql(parsed, whole, match, masked)
-    else:
-        counts, score, matches = general_sql(parsed, weights, match, masked)
     raw = sorted({w.lower().lstrip("#") for w in parsed.text.split()})
     shorts = sorted({prefix + w for w in raw if w}) if prefix else []
-    pin = (
+    pin: Fragment = (
         f"(CASE WHEN e.id IN ({_marks(raw) or 'NULL'}) THEN {int(EXACT_ID_SCORE)} "
-        f"WHEN e.id IN ({_marks(shorts) or 'NULL'}) THEN {int(SHORT_ID_SCORE)} ELSE 0 END)"
+        f"WHEN e.id IN ({_marks(shorts) or 'NULL'}) THEN {int(SHORT_ID_SCORE)} ELSE 0 END)",
+        [*raw, *shorts],
     )
-    ranking = Ranking(
-        (pin, [*raw, *shorts]), counts, score, matches, (where, params), min_score, limit
-    )
-    ranked, total = rank(db, path, ranking, rids, parallel_rows)
+    terms = _token_terms(db, parsed) if whole is not None and parsed.tokens else None
+    if whole is not None and terms is not None:
+        counts, score, matches = term_sql(parsed, whole, match)
+        ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
+        pins = _pin_ids(parsed, prefix)
+        source = term_source(parsed, whole, terms, pins)
+        parts = _term_parts(db, parsed, whole, terms, pins, parallel_rows)
+        ranked, total = rank_sources(db, path, ranking, source, parts)
+    else:
+        rids = _candidates(db, parsed, prefix) if whole is None else None
+        masked = rids is not None
+        if whole is not None:
+            counts, score, matches = integer_sql(parsed, whole, match, masked)
+        else:
+            counts, score, matches = general_sql(parsed, weights, match, masked)
+        ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
+        ranked, total = rank(db, path, ranking, rids, parallel_rows)
     if not ranked:
         return [], 0, {}
     docs = {d.id: d for d in _documents(db, "1", [], {r[0] for r in ranked}, prefix, False)}
@@ -479,6 +516,38 @@ def _keyword_page(
         best.append(scored)
     info = {d.id: (d.title, d.type, d.status) for d in docs.values()}
     return best, total, info
+
+
+def _term_parts(
+    db: Any,
+    parsed: Query,
+    weights: Mapping[str, int],
+    terms: Sequence[Sequence[str]],
+    pins: Sequence[str],
+    parallel_rows: int,
+) -> list[Fragment] | None:
+    """Two rid ranges' sources when the terms occur ``parallel_rows`` times or more."""
+    from pm_core.tracker.indexscore import term_source
+
+    every = sorted({t for found in terms for t in found})
+    if not every:
+        return None
+    occurrences = db.execute(
+        f"SELECT COALESCE(SUM(cnt), 0) FROM fts_vocab WHERE term IN ({_marks(every)})", every
+    ).fetchone()[0]
+    if occurrences < max(parallel_rows, 2):
+        return None
+    # Two subqueries: SQLite reads a lone MIN or MAX off the key, but scans for both.
+    low, high = db.execute(
+        "SELECT (SELECT MIN(rid) FROM docs), (SELECT MAX(rid) FROM docs)"
+    ).fetchone()
+    if low is None or high <= low:
+        return None
+    middle = (low + high) // 2
+    return [
+        term_source(parsed, weights, terms, pins, (low, middle)),
+        term_source(parsed, weights, terms, pins, (middle + 1, high)),
+    ]
 
 
 def _empty_doc() -> Any:

@@ -50,9 +50,10 @@ class Rows:
         self.entries: list[tuple[Any, ...]] = []
         self.records: list[tuple[int, bytes | None]] = []
         self.edges: list[tuple[Any, ...]] = []
-        #: ``docs`` rows (rid, groups..., ntokens, title_tokens) and their FTS tokens.
+        #: ``docs`` rows (rid, groups..., ntokens, title_tokens) and their FTS rows
+        #: (rid, each group's tokens).
         self.docs: list[tuple[Any, ...]] = []
-        self.fts: list[tuple[int, str]] = []
+        self.fts: list[tuple[Any, ...]] = []
         self.racy: list[tuple[str]] = []
         #: Ids of the readable files (whose live row must be picked).
         self.ids: list[str] = []
@@ -87,7 +88,7 @@ class Rows:
         self.edges.extend([(rid, *edge) for edge in item_edges(item)])
         doc = doc_values(item, context.searchable)
         self.docs.append((rid, *doc[:-1]))
-        self.fts.append((rid, doc[-1]))
+        self.fts.append((rid, *doc[-1]))
         self.ids.append(item.id)
 
     def dump(self) -> bytes:

@@ -181,22 +181,44 @@ def item_edges(item: Item) -> list[tuple[int, int, str, str, str]]:
 
 
 def doc_values(item: Item, searchable: Sequence[str]) -> tuple[Any, ...]:
-    """Values for :data:`DOC_COLUMNS`, then the document's tokens (for the FTS index).
+    """Values for :data:`DOC_COLUMNS`, then the FTS row (:func:`group_tokens`).
 
-    The tokens are not stored: :func:`doc_tokens` recomputes them from the
+    The tokens are not stored: :func:`group_tokens` recomputes them from the
     stored groups exactly as :func:`search.document_for` computes them.
     """
     from pm_core.tracker.search import document_for, tokenize
 
-    doc = document_for(item, "", searchable)
+    doc = document_for(item, "", searchable, with_tokens=False)
     # SQLite's LIKE (the scorer's cheap test) stops at a NUL; a word's
     # occurrences and tokens are the same with \x01 in its place.
     groups = tuple(
         text.replace("\x00", "\x01") if text and "\x00" in text else text
         for text in map(doc.fields.get, GROUPS)
     )
+    per_group = group_tokens(groups)
+    count = sum(len(tokens) for tokens in per_group if tokens)
     title_tokens = " " + " ".join(sorted(set(tokenize(doc.title)))) + " "
-    return (*groups, len(doc.tokens), title_tokens, " ".join(doc.tokens))
+    return (*groups, count, title_tokens, tuple(_joined(tokens) for tokens in per_group))
+
+
+def _joined(tokens: list[str] | None) -> str | None:
+    return " ".join(tokens) if tokens else None
+
+
+def group_tokens(groups: Sequence[str | None]) -> list[list[str] | None]:
+    """Each field group's tokens (None when it has none), in :data:`GROUPS` order.
+
+    Together, in order, they are the document's tokens (:func:`doc_tokens`):
+    tokens never span the space that joins two groups.
+    """
+    from pm_core.tracker.search import tokenize
+
+    return [tokenize(text) if text else None for text in groups]
+
+
+def fts_row(groups: Sequence[str | None]) -> tuple[str | None, ...]:
+    """The FTS columns of a document with these stored groups (as :func:`doc_values` gives)."""
+    return tuple(_joined(tokens) for tokens in group_tokens(groups))
 
 
 def doc_tokens(groups: Sequence[str | None]) -> tuple[str, ...]:

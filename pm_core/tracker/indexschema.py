@@ -9,12 +9,16 @@ from pm_core.tracker.indexrows import GROUPS, ITEM_COLUMNS
 from pm_core.tracker.order import BASELINE_SQL
 
 #: 2: group texts hold no NUL (\x01 instead), for the scorer's LIKE test.
-SCHEMA_VERSION = 2
+#: 3: one FTS column per field group, with positions (counts without text).
+SCHEMA_VERSION = 3
 #: Address space a connection maps the index file into: pages are read in
 #: place instead of being copied through SQLite's page cache.
 MMAP_BYTES = 1 << 30
 
 _GROUP_COLUMNS = ", ".join(f"g_{g} TEXT" for g in GROUPS)
+#: The FTS columns, one per field group, named as the ``docs`` columns.
+FTS_COLUMNS: tuple[str, ...] = tuple(f"g_{g}" for g in GROUPS)
+_FTS_COLUMNS = ", ".join(FTS_COLUMNS)
 
 DDL = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -105,10 +109,14 @@ CREATE INDEX edges_target ON edges(target, kind);
 CREATE TABLE parents(source TEXT PRIMARY KEY, target TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX parents_target ON parents(target);
 CREATE TABLE hier_cycle(node TEXT PRIMARY KEY) WITHOUT ROWID;
--- Contentless: a document's tokens are recomputed from its field groups when it
--- must be deleted, so the text is stored once (in docs).
-CREATE VIRTUAL TABLE fts USING fts5(tokens, content='', detail='none');
+-- One column per field group, with every occurrence (detail='full'): a query
+-- token's count in each group of each document comes from the postings of the
+-- terms containing it (fts_inst), without reading any text. Contentless: a
+-- document's tokens are recomputed from its stored groups when it must be
+-- deleted, so the text is stored once (in docs).
+CREATE VIRTUAL TABLE fts USING fts5({_FTS_COLUMNS}, content='', detail='full');
 CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, row);
+CREATE VIRTUAL TABLE fts_inst USING fts5vocab(fts, instance);
 -- Every term the FTS index may hold (a superset: terms are added with documents and
 -- trimmed on bulk rebuilds). Scanning fts_vocab decodes postings, this is a plain list.
 CREATE TABLE vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;

@@ -212,6 +212,146 @@ def integer_sql(
     return join(columns, ", "), join(terms, " + "), matches
 
 
+#: FTS columns in the order a weight lookup tests them: the long free-text
+#: groups first (most occurrences lie there), the order of GROUPS otherwise.
+_LOOKUP_ORDER = (
+    "body",
+    "comments",
+    "description",
+    *[g for g in GROUPS if g not in ("body", "comments", "description")],
+)
+
+
+def _multiplicity(token: str, terms: Sequence[str]) -> Fragment:
+    """How often ``token`` occurs in each term, as SQL over ``term`` ("" when always once)."""
+    by_count: dict[int, list[str]] = {}
+    for term in terms:
+        count = term.count(token)
+        if count != 1:
+            by_count.setdefault(count, []).append(term)
+    if not by_count:
+        return "", []
+    cases = [
+        (f"WHEN term IN ({','.join('?' * len(group))}) THEN {count}", group)
+        for count, group in sorted(by_count.items())
+    ]
+    sql, args = join(cases, " ")
+    return f" * (CASE {sql} ELSE 1 END)", args
+
+
+def term_source(
+    query: Query,
+    weights: Mapping[str, int],
+    terms: Sequence[Sequence[str]],
+    pins: Sequence[str],
+    bounds: tuple[int, int] | None = None,
+) -> Fragment:
+    """Each document's weighted token counts, read from the FTS postings, joined to its entry.
+
+    ``terms[n]``: the vocabulary terms that contain token ``n``. A token is
+    letters and digits only and a term is a maximal run of them, so every
+    occurrence of the token in a group's text lies inside one of the group's
+    terms, and the group's count is the sum over its term occurrences of how
+    often the token occurs in that term (non-overlapping, as ``str.count``).
+    Per token ``n`` the row ``h`` carries ``w<n>``, the weighted sum over
+    groups, and ``t<n>``, whether the token itself is a title term. The rows
+    of entries whose id is in ``pins`` come too, with zero counts. ``bounds``:
+    only rids within them.
+    """
+    size = len(query.tokens)
+    weight = (
+        "(CASE col "
+        + " ".join(f"WHEN 'g_{g}' THEN {int(weights[g])}" for g in _LOOKUP_ORDER)
+        + " END)"
+    )
+    within = " AND doc >= ? AND doc <= ?" if bounds else ""
+    branches: list[Fragment] = []
+    for n, (token, found) in enumerate(zip(query.tokens, terms, strict=True)):
+        if not found:
+            continue
+        times = _multiplicity(token, found)
+        columns = [
+            f"{weight}{times[0]} AS w{m}, (col = 'g_title' AND term = ?) AS t{m}"
+            if m == n
+            else f"0 AS w{m}, 0 AS t{m}"
+            for m in range(size)
+        ]
+        branches.append(
+            (
+                f"SELECT doc AS rid, {', '.join(columns)} FROM fts_inst "
+                f"WHERE term IN ({','.join('?' * len(found))}){within}",
+                [*times[1], token, *found, *(bounds or ())],
+            )
+        )
+    if pins:
+        zeros = ", ".join(f"0 AS w{m}, 0 AS t{m}" for m in range(size))
+        rids = " AND rid >= ? AND rid <= ?" if bounds else ""
+        branches.append(
+            (
+                f"SELECT rid, {zeros} FROM entries "
+                f"WHERE live = 1 AND id IN ({','.join('?' * len(pins))}){rids}",
+                [*pins, *(bounds or ())],
+            )
+        )
+    if not branches:
+        # Nothing to read: an empty row set of the same shape.
+        zeros = ", ".join(f"0 AS w{m}, 0 AS t{m}" for m in range(size))
+        branches.append((f"SELECT 0 AS rid, {zeros} WHERE 0", []))
+    sums = ", ".join(f"SUM(w{m}) AS w{m}, MAX(t{m}) AS t{m}" for m in range(size))
+    rows = join(branches, " UNION ALL ")
+    return (
+        f"(SELECT rid, {sums} FROM ({rows[0]}) GROUP BY rid) h "
+        "CROSS JOIN entries e ON e.rid = h.rid",
+        rows[1],
+    )
+
+
+def term_sql(
+    query: Query, weights: Mapping[str, int], match: str
+) -> tuple[Fragment, Fragment, Fragment]:
+    """``(counts, score, matches)`` over :func:`term_source` rows, for whole positive weights.
+
+    The phrase needs the text: only a document holding every token can hold
+    it, and only such a document's groups are read, once, into ``pt`` (twice
+    the phrase count, plus one when the title holds the phrase).
+    """
+    from pm_core.tracker.search import (
+        ALL_TERMS_BONUS,
+        PHRASE_HIT_WEIGHT,
+        TITLE_PHRASE_BONUS,
+        TITLE_TOKEN_BONUS,
+    )
+
+    size = len(query.tokens)
+    columns: list[Fragment] = [
+        (", ".join(f"h.w{n} AS w{n}, h.t{n} AS t{n}" for n in range(size)), [])
+    ]
+    terms = [f"t{n} * {int(TITLE_TOKEN_BONUS)} + w{n}" for n in range(size)]
+    every = " AND ".join(f"w{n} > 0" for n in range(size))
+    if size > 1:
+        phrase = query.phrase
+        hits = join([count_sql(g, phrase) for g in GROUPS], " + ")
+        everywhere = " AND ".join(f"h.w{n} > 0" for n in range(size))
+        columns.append(
+            (
+                f"(CASE WHEN {everywhere} THEN (SELECT ({hits[0]}) * 2 + "
+                "(instr(IFNULL(d.g_title, ''), ?) > 0) FROM docs d WHERE d.rid = e.rid) "
+                "ELSE 0 END) AS pt",
+                [*hits[1], phrase],
+            )
+        )
+        terms.append(f"({every}) * {int(ALL_TERMS_BONUS)}")
+        terms.append(f"(pt & 1) * {int(TITLE_PHRASE_BONUS)}")
+        terms.append(f"(pt >> 1) * {int(PHRASE_HIT_WEIGHT)}")
+    if match == "and":
+        matches: Fragment = (every, [])
+    elif match == "exact":
+        matches = ("pt >= 2" if size > 1 else "w0 > 0", [])
+    else:
+        matches = ("1", [])
+    return join(columns, ", "), (" + ".join(terms), []), matches
+
+
 class Ranking:
     """The ranking statement of one search, run over all candidates or a part.
 
@@ -323,6 +463,28 @@ def rank(
     return _rows(db.execute(*ranking.statement(source, None)).fetchall())
 
 
+def rank_sources(
+    db: sqlite3.Connection,
+    path: Path,
+    ranking: Ranking,
+    whole: Fragment,
+    parts: Sequence[Fragment] | None,
+) -> tuple[list[Row], int]:
+    """The best rows and the number of hits of ``whole``, or of ``parts`` merged.
+
+    Each part runs on its own thread and read-only connection; if those
+    cannot be opened, ``db`` reads ``whole``.
+    """
+    import sqlite3
+
+    if parts:
+        try:
+            return _merge([ranking.statement(p, None) for p in parts], path, ranking)
+        except sqlite3.OperationalError:
+            pass  # no second connection (permissions, locks): one is enough
+    return _rows(db.execute(*ranking.statement(whole, None)).fetchall())
+
+
 def _rows(found: list[Any]) -> tuple[list[Row], int]:
     """The rows of one statement without their count column, and that count."""
     return [r[:4] for r in found], int(found[0][4]) if found else 0
@@ -341,7 +503,10 @@ def _halves(
             (candidate_source(rids, ordered[:middle]), None),
             (candidate_source(rids, ordered[middle:]), None),
         ]
-    low, high = db.execute("SELECT MIN(rid), MAX(rid) FROM entries").fetchone()
+    # Two subqueries: SQLite reads a lone MIN or MAX off the key, but scans for both.
+    low, high = db.execute(
+        "SELECT (SELECT MIN(rid) FROM entries), (SELECT MAX(rid) FROM entries)"
+    ).fetchone()
     if low is None or high - low + 1 < max(parallel_rows, 2):
         return None
     middle = (low + high) // 2

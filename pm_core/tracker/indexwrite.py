@@ -31,11 +31,11 @@ from pm_core.tracker.indexrows import (
     GROUPS,
     ITEM_COLUMNS,
     digest16,
-    doc_tokens,
     doc_values,
+    fts_row,
     unpack_item,
 )
-from pm_core.tracker.indexschema import SECONDARY_INDEXES, STATEMENTS
+from pm_core.tracker.indexschema import FTS_COLUMNS, SECONDARY_INDEXES, STATEMENTS
 from pm_core.tracker.model import Item
 
 if TYPE_CHECKING:
@@ -80,6 +80,9 @@ _INSERT_ENTRY = (
     f"VALUES ({', '.join('?' * len(_ENTRY_COLUMNS))})"
 )
 _INSERT_DOC = f"INSERT INTO docs(rid, {', '.join(DOC_COLUMNS)}) VALUES ({', '.join('?' * (1 + len(DOC_COLUMNS)))})"
+_INSERT_FTS = f"INSERT INTO fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES ({', '.join('?' * (1 + len(FTS_COLUMNS)))})"
+#: A contentless FTS row is deleted by giving the tokens it was inserted with.
+_DELETE_FTS = f"INSERT INTO fts(fts, rowid, {', '.join(FTS_COLUMNS)}) VALUES ('delete', {', '.join('?' * (1 + len(FTS_COLUMNS)))})"
 _GROUP_LIST = ", ".join(f"g_{g}" for g in GROUPS)
 
 
@@ -328,10 +331,10 @@ class Writer:
         )
         if self.bulk:
             db.executemany(_INSERT_DOC, rows.docs)
-            db.executemany("INSERT INTO fts(rowid, tokens) VALUES (?, ?)", rows.fts)
+            db.executemany(_INSERT_FTS, rows.fts)
         else:
-            for doc, (rid, tokens) in zip(rows.docs, rows.fts, strict=True):
-                self.pending_docs[rid] = (*doc[1:], tokens)
+            for doc, fts in zip(rows.docs, rows.fts, strict=True):
+                self.pending_docs[doc[0]] = (*doc[1:], fts[1:])
         db.executemany("INSERT OR IGNORE INTO racy(path) VALUES (?)", rows.racy)
 
     def record_one(self, rel: str, item: Item | None) -> None:
@@ -370,18 +373,17 @@ class Writer:
         db = self.db
         row = db.execute(f"SELECT {_GROUP_LIST} FROM docs WHERE rid = ?", (rid,)).fetchone()
         if row is not None:
-            tokens = " ".join(doc_tokens(row))
-            db.execute("INSERT INTO fts(fts, rowid, tokens) VALUES ('delete', ?, ?)", (rid, tokens))
+            db.execute(_DELETE_FTS, (rid, *fts_row(row)))
             db.execute("DELETE FROM docs WHERE rid = ?", (rid,))
 
     def _add_doc(self, rid: int) -> None:
         doc = self._doc_for(rid)
         if doc is not None:
             self.db.execute(_INSERT_DOC, (rid, *doc[:-1]))
-            self.db.execute("INSERT INTO fts(rowid, tokens) VALUES (?, ?)", (rid, doc[-1]))
+            self.db.execute(_INSERT_FTS, (rid, *doc[-1]))
             self.db.executemany(
                 "INSERT OR IGNORE INTO vocab(term) VALUES (?)",
-                [(t,) for t in set(doc[-1].split())],
+                [(t,) for t in {t for tokens in doc[-1] if tokens for t in tokens.split()}],
             )
 
     def _queue_sources(self, rid: int) -> None:
