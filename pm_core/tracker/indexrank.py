@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.indexschema import HIGH_TYPES_SQL
 from pm_core.tracker.indexsource import Source
-from pm_core.tracker.order import HIGH_LEVEL_TYPES
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
@@ -122,6 +122,7 @@ def rank_pool(
     scope: str | None,
     focus: str | None,
     buckets: Iterable[tuple[str, str, int]],
+    index: str = "entries_baseline",
 ) -> Ranked:
     """Score the non-terminal live items matching ``where`` and take each bucket's top.
 
@@ -138,6 +139,7 @@ def rank_pool(
         skip_containers=skip_containers,
         scope=scope,
         dist=dist,
+        index=index,
     ) as pool:
         buckets = list(buckets)
         signals, counts = _signals(source, pool, focus_live, focus, [c for _, c, _ in buckets])
@@ -332,11 +334,11 @@ def context(
             parent_id, scope, focus = work.parent_id, work.scope, work.focus
             buckets = next_buckets(False, limit)
             pipe = work.rank([("low", f"{buckets[-1][1]} AND NOT high", limit), buckets[2]])
-            high_types = sorted(HIGH_LEVEL_TYPES)
             high_pool = rank_pool(
                 source,
-                where=f"e.type IN ({','.join('?' * len(high_types))})",
-                params=high_types,
+                where=f"e.type IN {HIGH_TYPES_SQL}",
+                params=(),
+                index="entries_high",
                 done_first=False,
                 skip_containers=False,
                 scope=scope,

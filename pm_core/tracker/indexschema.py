@@ -6,7 +6,7 @@ import zlib
 
 from pm_core.tracker.indexderived import STATEMENTS as DERIVED_STATEMENTS
 from pm_core.tracker.indexrows import GROUPS, ITEM_COLUMNS
-from pm_core.tracker.order import BASELINE_SQL
+from pm_core.tracker.order import BASELINE_SQL, HIGH_LEVEL_TYPES
 
 #: 2: group texts hold no NUL (\x01 instead), for the scorer's LIKE test.
 #: 3: one FTS column per field group, with positions (counts without text).
@@ -16,6 +16,9 @@ SCHEMA_VERSION = 3
 MMAP_BYTES = 1 << 30
 
 _GROUP_COLUMNS = ", ".join(f"g_{g} TEXT" for g in GROUPS)
+#: The high-level types as an SQL list. A query reaches ``entries_high`` only
+#: when its filter spells the index's condition exactly, so both use this.
+HIGH_TYPES_SQL = "(" + ",".join(f"'{t}'" for t in sorted(HIGH_LEVEL_TYPES)) + ")"
 #: The FTS columns, one per field group, named as the ``docs`` columns.
 FTS_COLUMNS: tuple[str, ...] = tuple(f"g_{g}" for g in GROUPS)
 _FTS_COLUMNS = ", ".join(FTS_COLUMNS)
@@ -86,6 +89,9 @@ CREATE INDEX entries_agenda ON entries(json_extract(agenda, '$[0][0]'), id)
 CREATE INDEX entries_baseline ON entries(live, {BASELINE_SQL}, status, type, deadline,
     activity, knowledge, claim_principal, assignee, claim_expires_at, risk_value, author,
     reviewer, updated_epoch);
+-- The high-level pool of `context` (a few percent of the items): read through
+-- this instead of walking every live item in baseline order, then sorted.
+CREATE INDEX entries_high ON entries(type, live, status) WHERE type IN {HIGH_TYPES_SQL};
 -- `pm list`: its default order (indexed.ORDERS) read in order, and its row count
 -- and JSON size totalled, from indexes alone.
 CREATE INDEX entries_list_order ON entries(live, priority, updated_at || char(1114111) DESC, id,

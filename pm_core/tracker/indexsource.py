@@ -150,6 +150,7 @@ class Source:
         skip_containers: bool,
         scope: str | None,
         dist: str | None,
+        index: str = "entries_baseline",
     ) -> Iterator[str]:
         """A temp table of the open live items matching ``where``, in baseline order.
 
@@ -157,7 +158,9 @@ class Source:
         the baseline position and nothing is sorted. ``done_first``: items
         without children first, then those with children (the reference puts
         completed containers last). ``skip_containers``: leave out items with
-        an open item below them.
+        an open item below them. ``index``: the index to read (another than
+        ``entries_baseline`` is sorted; ``entries_high`` needs ``where`` to
+        state its condition).
         """
         name = self._temp(_POOL_TABLE)
         filters = [f"e.live = 1 AND e.status NOT IN ({self.term_marks}) AND {where}"]
@@ -168,9 +171,7 @@ class Source:
         distance = f"(SELECT d FROM {dist} WHERE {dist}.id = e.id)" if dist else "NULL"
         # Items with children are few and listed in ``derived``: the second pass
         # reads them from there (and sorts them) instead of scanning the index again.
-        passes = [
-            ("entries e INDEXED BY entries_baseline LEFT JOIN derived dv ON dv.id = e.id", "")
-        ]
+        passes = [(f"entries e INDEXED BY {index} LEFT JOIN derived dv ON dv.id = e.id", "")]
         if done_first:
             passes = [
                 (passes[0][0], "COALESCE(dv.has_children, 0) = 0"),
