@@ -350,7 +350,7 @@ def context(
             blocked = pipe.top.get("blocked", [])[: max(0, limit - len(low_ids))]
             view, rows = _formatter(source, [*high, *low_ids, *blocked], focus)
             return context_result(
-                summary=source.summary(parent_id),
+                summary=source.summary(scope),
                 focus=sec.brief_node(view, focus) if focus else None,
                 high=rows(high, high_pool.scores, limit),
                 low=rows(low_ids, pipe.scores, limit),

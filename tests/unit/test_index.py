@@ -114,6 +114,23 @@ def test_parent_scoped_reads_and_pinned_ids_equal_file_scan(root: Path) -> None:
     same(root, lambda t: search(t, feature.removeprefix("pm-")))
 
 
+def test_the_index_itself_answers_parent_scoped_next_and_context(root: Path) -> None:
+    # ``same`` cannot tell an index answer from the file scan it falls back to.
+    from pm_core.tracker import indexrank
+
+    epic = first_file(root, "epics").stem
+    options: dict[str, Any] = {"limit": 10, "parent": epic, "token_budget": None, "now": NOW}
+    tracker = on(root)
+    brief = indexrank.context(tracker, depth="brief", section=None, **options)
+    assert brief is not None and brief["summary"]["total"] > 0
+    scanned = context(off(root), **options)
+    assert json.dumps(brief, sort_keys=True, default=str) == json.dumps(
+        scanned, sort_keys=True, default=str
+    )
+    ready = indexrank.next_items(tracker, ready_only=False, include_decisions=False, **options)
+    assert ready is not None
+
+
 def test_focus_and_claims_shape_next_the_same_way(root: Path) -> None:
     tracker = on(root)
     task = listed_ids(tracker, type="Task", status="open")[0]
