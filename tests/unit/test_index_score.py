@@ -273,7 +273,7 @@ def test_a_nul_before_the_word_does_not_hide_it_from_the_index(root: Path, match
 #: Titles and bodies where the token "zor" sits inside longer terms, repeated,
 #: overlapping ("zorzor" holds it twice; "zorzorz" twice, not three times) and
 #: across groups, with the phrase "zor quax" once in a title and once split.
-_TERM_ITEMS = [
+_TERM_ITEMS: list[dict[str, Any]] = [
     {"title": "zor quax", "body": "zor zor quax zorzor"},
     {"title": "zorzor lantern", "body": "quax", "tags": ["zorzorz"]},
     {"title": "Plain", "description": "xzorx, zor.quax and zor  quax", "tags": ["zor"]},
