@@ -13,9 +13,9 @@ reference's own row and reason builders format them from a small view.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pm_core.tracker.indexschema import HIGH_TYPES_SQL
 from pm_core.tracker.indexsource import Source
@@ -23,6 +23,9 @@ from pm_core.tracker.indexsource import Source
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
     from pm_core.tracker.index import ReadIndex
+
+
+T = TypeVar("T")
 
 
 class Ranked:
@@ -241,6 +244,64 @@ def _require_parent(tracker: Tracker, source: Source, parent: str | None) -> str
     return parent_id
 
 
+def _overview(
+    source: Source, parent_id: str | None, focus: str | None, limit: int
+) -> tuple[Ranked, dict[str, Any], list[dict[str, Any]]]:
+    """The high-level pool, the summary and the agenda of ``context`` (under ``parent_id``)."""
+    scope = source.scope_table(parent_id) if parent_id else None
+    high_pool = rank_pool(
+        source,
+        where=f"e.type IN {HIGH_TYPES_SQL}",
+        params=(),
+        index="entries_high",
+        done_first=False,
+        skip_containers=False,
+        scope=scope,
+        focus=focus,
+        buckets=[("high", "1", limit)],
+    )
+    return high_pool, source.summary(scope), source.agenda(scope, limit)
+
+
+def beside(source: Source, work: Callable[[Source], T]) -> Callable[[], T]:
+    """Start ``work`` on a sibling of ``source`` in another thread; the call returned waits.
+
+    SQLite runs statements without Python's global lock, so the two
+    connections read at once. When no second connection opens, the call
+    returned runs ``work`` on ``source`` itself; any other failure is raised
+    by it.
+    """
+    import sqlite3
+    import threading
+
+    # Loaded here, not by both threads at once.
+    source.tracker.settings  # noqa: B018
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            with source.sibling() as other:
+                outcome.append((True, work(other)))
+        except sqlite3.OperationalError as exc:
+            outcome.append((False, exc))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append((None, exc))
+
+    thread = threading.Thread(target=run, name="pm-index-beside")
+    thread.start()
+
+    def wait() -> T:
+        thread.join()
+        done, value = outcome[0]
+        if done:
+            return cast("T", value)
+        if done is False:
+            return work(source)  # no second connection: this one does it
+        raise value
+
+    return wait
+
+
 def _formatter(source: Source, shown: Iterable[str], focus: str | None) -> Any:
     """A view of the shown ids, and a function turning ids into the reference's dicts."""
     from pm_core.tracker.ranking import row
@@ -331,31 +392,24 @@ def context(
     def compute(index: ReadIndex) -> dict[str, Any]:
         with Source(tracker, index, now) as source:
             work = _Work(tracker, source, parent)
-            parent_id, scope, focus = work.parent_id, work.scope, work.focus
+            parent_id, focus = work.parent_id, work.focus
+            # The high-level pool, the summary and the agenda do not depend on
+            # the work pool: a second connection reads them meanwhile.
+            side = beside(source, lambda other: _overview(other, parent_id, focus, limit))
             buckets = next_buckets(False, limit)
             pipe = work.rank([("low", f"{buckets[-1][1]} AND NOT high", limit), buckets[2]])
-            high_pool = rank_pool(
-                source,
-                where=f"e.type IN {HIGH_TYPES_SQL}",
-                params=(),
-                index="entries_high",
-                done_first=False,
-                skip_containers=False,
-                scope=scope,
-                focus=focus,
-                buckets=[("high", "1", limit)],
-            )
+            high_pool, summary, agenda = side()
             high = high_pool.top.get("high", [])
             low_ids = pipe.top.get("low", [])
             blocked = pipe.top.get("blocked", [])[: max(0, limit - len(low_ids))]
             view, rows = _formatter(source, [*high, *low_ids, *blocked], focus)
             return context_result(
-                summary=source.summary(scope),
+                summary=summary,
                 focus=sec.brief_node(view, focus) if focus else None,
                 high=rows(high, high_pool.scores, limit),
                 low=rows(low_ids, pipe.scores, limit),
                 blocked=rows(blocked, pipe.scores, limit),
-                agenda=source.agenda(scope, limit),
+                agenda=agenda,
                 sections={},
                 corrupt=source.corrupt_paths(),
                 depth=depth,

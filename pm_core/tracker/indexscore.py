@@ -513,7 +513,7 @@ def _halves(
     return [(EVERY_SOURCE, (low, middle)), (EVERY_SOURCE, (middle + 1, high))]
 
 
-def _reader(path: Path) -> sqlite3.Connection:
+def reader(path: Path) -> sqlite3.Connection:
     """A read-only connection that maps the database file."""
     import sqlite3
 
@@ -536,7 +536,7 @@ def _merge(statements: Sequence[Fragment], path: Path, ranking: Ranking) -> tupl
 
     def work(i: int) -> None:
         try:
-            db = _reader(path)
+            db = reader(path)
             try:
                 results[i] = _rows(db.execute(*statements[i]).fetchall())
             finally:

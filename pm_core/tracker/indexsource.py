@@ -22,6 +22,8 @@ from pm_core.tracker.order import HIGH_LEVEL_TYPES, baseline_sql
 from pm_core.tracker.view import TrackerView
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from pm_core.tracker.api import Tracker
     from pm_core.tracker.index import ReadIndex
 
@@ -54,11 +56,20 @@ class Source:
     temp tables.
     """
 
-    def __init__(self, tracker: Tracker, index: ReadIndex, now: datetime) -> None:
+    def __init__(
+        self,
+        tracker: Tracker,
+        index: ReadIndex,
+        now: datetime,
+        db: sqlite3.Connection | None = None,
+    ) -> None:
         schema = tracker.schema
         self.tracker = tracker
         self.index = index
-        self.db = index.db
+        #: ``db``: another connection to the index, whose derived facts a source
+        #: on the index's own connection has settled (:meth:`sibling`).
+        self._settles = db is None
+        self.db = index.db if db is None else db
         self.now = now
         self.author = tracker.author
         self.terminal = schema.terminal_statuses
@@ -72,7 +83,8 @@ class Source:
         from pm_core.tracker.indexderived import Derived
         from pm_core.tracker.ranking import _deadline_pressure
 
-        Derived(self.db, self.terminal).ensure()
+        if self._settles:
+            Derived(self.db, self.terminal).ensure()
         now = self.now
         self.db.create_function("pm_deadline_pressure", 1, lambda d: _deadline_pressure(d, now))
         return self
@@ -81,6 +93,24 @@ class Source:
         for name in self._temps:
             self.db.execute(f"DROP TABLE IF EXISTS {name}")
         self._temps.clear()
+
+    @contextlib.contextmanager
+    def sibling(self) -> Iterator[Source]:
+        """This read on a second, read-only connection, for work on another thread.
+
+        Open it in the thread that uses it, once this source is entered (the
+        derived facts are settled then). Each statement reads the latest
+        commit, as on the first connection. Raises ``sqlite3.OperationalError``
+        when no second connection can be opened.
+        """
+        from pm_core.tracker.indexscore import reader
+
+        db = reader(self.index.path)
+        try:
+            with Source(self.tracker, self.index, self.now, db) as other:
+                yield other
+        finally:
+            db.close()
 
     def _temp(self, columns: str) -> str:
         name = f"temp.pm_src_{next(_TEMP_NAMES)}"
