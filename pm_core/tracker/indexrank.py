@@ -90,7 +90,9 @@ def _signals(
     if risk:
         signals.append(("risk_pressure", "COALESCE(risk_value, 0.0)", []))
     if deadline:
-        signals.append(("deadline_pressure", "pm_deadline_pressure(deadline)", []))
+        # Most items have no deadline: their 0.0 needs no call into Python.
+        pressure = "(CASE WHEN COALESCE(deadline, '') = '' THEN 0.0 ELSE pm_deadline_pressure(deadline) END)"
+        signals.append(("deadline_pressure", pressure, []))
     if affinity:
         signals.append(("author_affinity", "(CASE WHEN affinity THEN 1.0 ELSE 0.0 END)", []))
     return signals, counts
