@@ -524,3 +524,41 @@ def test_write_does_not_wait_for_a_busy_index_and_the_next_read_catches_up(root:
         holder.execute("ROLLBACK")
         holder.close()
     assert made in listed_ids(on(root))
+
+
+def test_context_without_a_second_connection_reads_everything_on_the_first(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pm_core.tracker import indexrank, indexscore
+
+    options: dict[str, Any] = {"limit": 10, "parent": None, "token_budget": None, "now": NOW}
+    both = indexrank.context(on(root), depth="brief", section=None, **options)
+    assert both is not None and both["summary"]["total"] > 0
+
+    asked: list[Path] = []
+
+    def refused(path: Path) -> Any:
+        asked.append(path)
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(indexscore, "reader", refused)
+    assert indexrank.context(on(root), depth="brief", section=None, **options) == both
+    assert asked, "the second connection should have been tried"
+
+
+def test_a_failure_beside_the_main_connection_reaches_the_caller(root: Path) -> None:
+    from pm_core.tracker.indexrank import beside
+    from pm_core.tracker.indexsource import Source
+
+    tracker = on(root)
+    index = indexing.fresh(tracker)
+    assert index is not None
+
+    def broken(source: Source) -> int:
+        raise LookupError("side work failed")
+
+    with Source(tracker, index, NOW) as source:
+        assert beside(source, lambda other: other.summary(None)["total"])() > 0
+        wait = beside(source, broken)
+        with pytest.raises(LookupError, match="side work failed"):
+            wait()
