@@ -18,7 +18,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.model import Item
-from pm_core.tracker.order import HIGH_LEVEL_TYPES, baseline_sql
+from pm_core.tracker.order import (
+    HIGH_LEVEL_TYPES,
+    LAST_RANK,
+    LAST_STATUSES,
+    baseline_sql,
+    status_rank_sql,
+)
 from pm_core.tracker.view import TrackerView
 
 if TYPE_CHECKING:
@@ -194,6 +200,13 @@ class Source:
         """
         name = self._temp(_POOL_TABLE)
         filters = [f"e.live = 1 AND e.status NOT IN ({self.term_marks}) AND {where}"]
+        # When the statuses the index ranks last are terminal, no pool row has
+        # one: the index key orders the pool as the baseline does, and a scan
+        # of the index stops where they begin. Otherwise the pool is sorted.
+        last = self.terminal >= LAST_STATUSES
+        scan: list[str] = []
+        if last and index == "entries_baseline":
+            scan.append(f"{status_rank_sql('e', last=True)} < {LAST_RANK}")
         if scope:
             filters.append(f"e.id IN (SELECT id FROM {scope})")
         if skip_containers:
@@ -201,11 +214,11 @@ class Source:
         distance = f"(SELECT d FROM {dist} WHERE {dist}.id = e.id)" if dist else "NULL"
         # Items with children are few and listed in ``derived``: the second pass
         # reads them from there (and sorts them) instead of scanning the index again.
-        passes = [(f"entries e INDEXED BY {index} LEFT JOIN derived dv ON dv.id = e.id", "")]
+        passes = [(f"entries e INDEXED BY {index} LEFT JOIN derived dv ON dv.id = e.id", scan)]
         if done_first:
             passes = [
-                (passes[0][0], "COALESCE(dv.has_children, 0) = 0"),
-                ("derived dv CROSS JOIN entries e ON e.id = dv.id", "dv.has_children = 1"),
+                (passes[0][0], [*scan, "COALESCE(dv.has_children, 0) = 0"]),
+                ("derived dv CROSS JOIN entries e ON e.id = dv.id", ["dv.has_children = 1"]),
             ]
         blocked = sorted(self.blocked_statuses)
         high = sorted(HIGH_LEVEL_TYPES)
@@ -219,12 +232,12 @@ class Source:
         )
         selected = [self.author, self.author, self.author, *blocked, *high]
         for source, extra in passes:
-            condition = " AND ".join([*filters, extra] if extra else filters)
+            condition = " AND ".join([*filters, *extra])
             self.db.execute(
                 f"INSERT INTO {name}(id, type, status, priority, deadline, updated_epoch, "
                 "activity, knowledge, holder, expires, risk_value, affinity, unresolved, unblocks, "
                 f"dist, held, blocked_status, decision, high) SELECT {columns} FROM {source} "
-                f"WHERE {condition} ORDER BY {baseline_sql('e')}",
+                f"WHERE {condition} ORDER BY {baseline_sql('e', last=last)}",
                 [*selected, *self.term, *params],
             )
         self._live_holders(name)

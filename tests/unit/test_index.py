@@ -131,6 +131,19 @@ def test_the_index_itself_answers_parent_scoped_next_and_context(root: Path) -> 
     assert ready is not None
 
 
+def test_next_and_context_when_closed_is_not_terminal(root: Path) -> None:
+    # The pool index ranks closed and canceled last, which is the baseline
+    # order only while they are terminal; otherwise the pool is sorted.
+    (root / "schema").mkdir(exist_ok=True)
+    (root / "schema" / "statuses.json").write_text(
+        json.dumps({"definitions": [{"name": "closed", "roles": ["active"]}]})
+    )
+    assert "closed" not in off(root).schema.terminal_statuses
+    shown = same(root, lambda t: next_items(t, now=NOW, limit=40))
+    assert any(row["status"] == "closed" for name in ("ready", "blocked") for row in shown[name])
+    same(root, lambda t: context(t, now=NOW, limit=25))
+
+
 def test_focus_and_claims_shape_next_the_same_way(root: Path) -> None:
     tracker = on(root)
     task = listed_ids(tracker, type="Task", status="open")[0]
