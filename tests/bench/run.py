@@ -16,6 +16,9 @@ For each size it measures, as separate processes of the installed ``pm``:
 * ``pm-mcp`` tool calls over stdio (pm_list, pm_get, pm_search, pm_context,
   pm_next): median and p95 latency per call, the server started once.
 
+When both 10,000 and 100,000 are measured, each command then runs at the two
+sizes in turn, run by run, for the growth figure (:func:`growth`).
+
 Results go to ``tests/bench/results/latest.json`` (gitignored) and a table
 prints the TypeScript ``pm`` figures (median, whole command, 10,000 items, and
 its own 100,000-item report) beside ours. Targets are in the issue text and
@@ -422,6 +425,66 @@ def bench_size(n: int, cache: Path, repeat: int, with_mcp: bool, verify: str) ->
     return result
 
 
+#: The growth target compares these two sizes.
+GROWTH_SIZES = (10_000, 100_000)
+#: Each command may take less than this many times as long at the larger size.
+GROWTH_TARGET = 3.0
+
+
+def growth(cache: Path, repeat: int, verify: str) -> dict[str, Any]:
+    """Each command at both :data:`GROWTH_SIZES`, runs alternating between them.
+
+    The per-size sections run minutes apart, and on a shared virtual machine
+    the speed drifts between them; alternating the sizes run by run exposes
+    both to the same machine, so their ratio is the code's growth. The order
+    alternates too (small-large, then large-small).
+    """
+    small, large = (
+        Bench(cached_workspace(n, cache, progress=sys.stderr.isatty()), repeat, verify)
+        for n in GROWTH_SIZES
+    )
+    out: dict[str, Any] = {"sizes": list(GROWTH_SIZES), "target": GROWTH_TARGET, "commands": {}}
+    try:
+        for name in COMMANDS:
+            small.run(name, -1)
+            large.run(name, -1)
+            times: dict[int, list[float]] = {0: [], 1: []}
+            cpus: dict[int, list[float]] = {0: [], 1: []}
+            for n in range(repeat):
+                pair = ((0, small), (1, large)) if n % 2 == 0 else ((1, large), (0, small))
+                for which, bench in pair:
+                    wall, cpu, _rss = bench.run(name, n)
+                    times[which].append(wall)
+                    cpus[which].append(cpu)
+            walls = [statistics.median(times[i]) * 1000 for i in (0, 1)]
+            cpu_ms = [statistics.median(cpus[i]) * 1000 for i in (0, 1)]
+            out["commands"][name] = {
+                "median_ms": [round(w, 1) for w in walls],
+                "cpu_median_ms": [round(c, 1) for c in cpu_ms],
+                "ratio": round(walls[1] / walls[0], 2),
+                "cpu_ratio": round(cpu_ms[1] / cpu_ms[0], 2),
+            }
+    finally:
+        small.cleanup()
+        large.cleanup()
+    return out
+
+
+def growth_table(result: dict[str, Any]) -> str:
+    small, large = result["sizes"]
+    lines = [
+        f"\ngrowth {small:,} -> {large:,} items, runs alternating (median ms; target"
+        f" < {result['target']:g}x)",
+        f"  {'command':13s} {f'{small:,}':>8s} {f'{large:,}':>8s} {'ratio':>6s} {'cpu ratio':>9s}",
+    ]
+    for name, figures in result["commands"].items():
+        a, b = figures["median_ms"]
+        lines.append(
+            f"  {name:13s} {a:8.0f} {b:8.0f} {figures['ratio']:6.2f} {figures['cpu_ratio']:9.2f}"
+        )
+    return "\n".join(lines)
+
+
 def table(results: dict[str, Any]) -> str:
     """A plain-text table: ours beside the TypeScript pm and the target, per size."""
     lines = []
@@ -521,9 +584,14 @@ def main(argv: list[str] | None = None) -> int:
             )
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if "auto" in modes and all(n in sizes for n in GROWTH_SIZES):
+        sys.stderr.write("measuring growth, sizes alternating...\n")
+        results["growth"] = growth(args.cache, args.repeat, "auto")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(table(results))
+    if "growth" in results:
+        print(growth_table(results["growth"]))
     print(f"\nresults: {args.out}")
     return 0
 
