@@ -128,11 +128,14 @@ def rank_pool(
     focus: str | None,
     buckets: Iterable[tuple[str, str, int]],
     index: str = "entries_baseline",
+    skipped: Callable[[], int] | None = None,
 ) -> Ranked:
     """Score the non-terminal live items matching ``where`` and take each bucket's top.
 
     ``buckets``: ``(name, SQL condition over the pool, how many)``; ``scope``:
     a temp table of ids to keep (a parent's descendants), or None.
+    ``skipped``: gives the number of containers left out (default: counted
+    here, after the pool).
     """
     out = Ranked()
     focus_live = bool(focus) and source.is_live(focus or "")
@@ -150,7 +153,9 @@ def rank_pool(
         signals, counts = _signals(source, pool, focus_live, focus, [c for _, c, _ in buckets])
         out.candidates = sum(counts[:1])
         if skip_containers:
-            out.containers_skipped = source.containers_matching(where, params, scope)
+            out.containers_skipped = (
+                skipped() if skipped else source.containers_matching(where, params, scope)
+            )
             out.candidates += out.containers_skipped
         if not signals:
             return out
@@ -223,15 +228,24 @@ class _Work:
     def rank(self, buckets: Iterable[tuple[str, str, int]]) -> Ranked:
         """The pool ranked in baseline order with completed containers last."""
         eligible = sorted(self.source.active_statuses | self.source.blocked_statuses)
+        where = f"e.status IN ({','.join('?' * len(eligible))})"
+        parent_id = self.parent_id
+
+        def containers(other: Source) -> int:
+            scope = other.scope_table(parent_id) if parent_id else None
+            return other.containers_matching(where, eligible, scope)
+
         return rank_pool(
             self.source,
-            where=f"e.status IN ({','.join('?' * len(eligible))})",
+            where=where,
             params=eligible,
             done_first=True,
             skip_containers=True,
             scope=self.scope,
             focus=self.focus,
             buckets=buckets,
+            # Counted on a second connection while this one builds the pool.
+            skipped=beside(self.source, containers),
         )
 
 
