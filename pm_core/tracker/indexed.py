@@ -46,6 +46,9 @@ _MIN_TOKEN = 3
 #: Token bits fit one SQLite integer; a longer query reads every document.
 _MAX_TOKEN_BITS = 60
 _MAX_TERMS = 400
+#: Terms of all tokens together above which keyword counts come from the text
+#: instead of the postings: each term is a bound parameter, up to twice.
+_MAX_POSTING_TERMS = 4000
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -486,7 +489,8 @@ def _keyword_page(
         [*raw, *shorts],
     )
     terms = _token_terms(db, parsed) if whole is not None and parsed.tokens else None
-    if whole is not None and terms is not None:
+    postings = terms is not None and sum(map(len, terms)) <= _MAX_POSTING_TERMS
+    if whole is not None and terms is not None and postings:
         counts, score, matches = term_sql(parsed, whole, match)
         ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
         pins = _pin_ids(parsed, prefix)
@@ -494,7 +498,8 @@ def _keyword_page(
         parts = _term_parts(db, parsed, whole, terms, pins, parallel_rows)
         ranked, total = rank_sources(db, path, ranking, source, parts)
     else:
-        rids = _candidates(db, parsed, prefix) if whole is None else None
+        # Whole weights and no terms: no narrowing (every document is a candidate).
+        rids = None if whole is not None and terms is None else _candidates(db, parsed, prefix)
         masked = rids is not None
         if whole is not None:
             counts, score, matches = integer_sql(parsed, whole, match, masked)

@@ -325,3 +325,24 @@ def _postings(tracker: Tracker) -> list[tuple[str, str, str, int]]:
             "FROM fts_inst i LEFT JOIN entries e ON e.rid = i.doc"
         ).fetchall()
     )
+
+
+def test_queries_with_too_many_terms_are_counted_from_the_text(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every term is a bound parameter of the postings statement; past a bound
+    # the candidates' text is scored instead, with the same answer.
+    through_postings = _page(root, "deadlock replica", NEVER_SPLIT)
+    narrowed: list[int] = []
+    real = indexed._candidates
+
+    def spied(db: Any, parsed: Any, prefix: str) -> Any:
+        found = real(db, parsed, prefix)
+        narrowed.append(len(found or ()))
+        return found
+
+    monkeypatch.setattr(indexed, "_MAX_POSTING_TERMS", 1)
+    monkeypatch.setattr(indexed, "_candidates", spied)
+    assert _page(root, "deadlock replica", NEVER_SPLIT) == through_postings
+    assert narrowed and narrowed[0] >= through_postings[1]
+    assert _shown(through_postings) == _scanned(root, "deadlock replica")
