@@ -119,8 +119,9 @@ CREATE TABLE hier_cycle(node TEXT PRIMARY KEY) WITHOUT ROWID;
 -- token's count in each group of each document comes from the postings of the
 -- terms containing it (fts_inst), without reading any text. Contentless: a
 -- document's tokens are recomputed from its stored groups when it must be
--- deleted, so the text is stored once (in docs).
-CREATE VIRTUAL TABLE fts USING fts5({_FTS_COLUMNS}, content='', detail='full');
+-- deleted, so the text is stored once (in docs). No column sizes: nothing
+-- here ranks with FTS5's own bm25().
+CREATE VIRTUAL TABLE fts USING fts5({_FTS_COLUMNS}, content='', detail='full', columnsize=0);
 CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, row);
 CREATE VIRTUAL TABLE fts_inst USING fts5vocab(fts, instance);
 -- Every term the FTS index may hold (a superset: terms are added with documents and
