@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from pm_core.tracker.api import Tracker
     from pm_core.tracker.index import ReadIndex
-    from pm_core.tracker.indexscore import Fragment
+    from pm_core.tracker.indexscore import Fragment, Part
     from pm_core.tracker.search import Query, Scored
 
 #: ``ORDER BY`` for each listing sort. ``_desc`` in the listing module sorts
@@ -462,7 +462,7 @@ def _keyword_page(
     """Keyword search scored in SQL; only the best ``limit`` documents are loaded.
 
     With whole positive weights and tokens the vocabulary narrows, the counts
-    come from the FTS postings (:func:`indexscore.term_source`); otherwise
+    come from the FTS postings (:func:`indexscore.term_part`); otherwise
     from the text of each candidate. The best documents' scores are then
     recomputed by the reference scorer (which also names the matched
     fields); None if any differs, and the caller scores in Python. That also
@@ -474,8 +474,8 @@ def _keyword_page(
         integer_sql,
         integer_weights,
         rank,
-        rank_sources,
-        term_source,
+        rank_parts,
+        term_part,
         term_sql,
     )
     from pm_core.tracker.search import EXACT_ID_SCORE, SHORT_ID_SCORE, keyword_score
@@ -494,9 +494,9 @@ def _keyword_page(
         counts, score, matches = term_sql(parsed, whole, match)
         ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
         pins = _pin_ids(parsed, prefix)
-        source = term_source(parsed, whole, terms, pins)
+        part = term_part(parsed, whole, terms, pins)
         parts = _term_parts(db, parsed, whole, terms, pins, parallel_rows)
-        ranked, total = rank_sources(db, path, ranking, source, parts)
+        ranked, total = rank_parts(db, path, ranking, part, parts)
     else:
         # Whole weights and no terms: no narrowing (every document is a candidate).
         rids = None if whole is not None and terms is None else _candidates(db, parsed, prefix)
@@ -530,9 +530,9 @@ def _term_parts(
     terms: Sequence[Sequence[str]],
     pins: Sequence[str],
     parallel_rows: int,
-) -> list[Fragment] | None:
-    """Two rid ranges' sources when the terms occur ``parallel_rows`` times or more."""
-    from pm_core.tracker.indexscore import term_source
+) -> list[Part] | None:
+    """Two rid ranges' parts when the terms occur ``parallel_rows`` times or more."""
+    from pm_core.tracker.indexscore import term_part
 
     every = sorted({t for found in terms for t in found})
     if not every:
@@ -550,8 +550,8 @@ def _term_parts(
         return None
     middle = (low + high) // 2
     return [
-        term_source(parsed, weights, terms, pins, (low, middle)),
-        term_source(parsed, weights, terms, pins, (middle + 1, high)),
+        term_part(parsed, weights, terms, pins, (low, middle)),
+        term_part(parsed, weights, terms, pins, (middle + 1, high)),
     ]
 
 

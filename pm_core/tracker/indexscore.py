@@ -20,7 +20,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pm_core.tracker.indexrows import GROUPS
 from pm_core.tracker.indexschema import MMAP_BYTES
@@ -239,24 +239,39 @@ def _multiplicity(token: str, terms: Sequence[str]) -> Fragment:
     return f" * (CASE {sql} ELSE 1 END)", args
 
 
-def term_source(
+class Part(NamedTuple):
+    """One statement's share of a ranking: what fills its temp table, then its source."""
+
+    setup: Sequence[Fragment]
+    source: Fragment
+    cleanup: Sequence[Fragment] = ()
+
+
+#: The temp table of :func:`term_part` (one per connection).
+TERMS_TABLE = "temp.pm_terms"
+
+
+def term_part(
     query: Query,
     weights: Mapping[str, int],
     terms: Sequence[Sequence[str]],
     pins: Sequence[str],
     bounds: tuple[int, int] | None = None,
-) -> Fragment:
-    """Each document's weighted token counts, read from the FTS postings, joined to its entry.
+) -> Part:
+    """Each document's weighted token counts, read from the FTS postings into a temp table.
 
     ``terms[n]``: the vocabulary terms that contain token ``n``. A token is
     letters and digits only and a term is a maximal run of them, so every
     occurrence of the token in a group's text lies inside one of the group's
     terms, and the group's count is the sum over its term occurrences of how
     often the token occurs in that term (non-overlapping, as ``str.count``).
-    Per token ``n`` the row ``h`` carries ``w<n>``, the weighted sum over
-    groups, and ``t<n>``, whether the token itself is a title term. The rows
-    of entries whose id is in ``pins`` come too, with zero counts. ``bounds``:
-    only rids within them.
+    Per token ``n`` a row carries ``w<n>``, the weighted sum over groups, and
+    ``t<n>``, whether the token itself is a title term. The entries whose id
+    is in ``pins`` get a row too. ``bounds``: only rids within them.
+
+    A table keyed by rid takes each token's occurrences as they come (in rid
+    order, so the first token's are appends): cheaper than sorting them all
+    for a GROUP BY.
     """
     size = len(query.tokens)
     weight = (
@@ -264,52 +279,48 @@ def term_source(
         + " ".join(f"WHEN 'g_{g}' THEN {int(weights[g])}" for g in _LOOKUP_ORDER)
         + " END)"
     )
+    counts = "".join(
+        f", w{m} INTEGER NOT NULL DEFAULT 0, t{m} INTEGER NOT NULL DEFAULT 0" for m in range(size)
+    )
+    setup: list[Fragment] = [
+        (f"DROP TABLE IF EXISTS {TERMS_TABLE}", []),
+        (f"CREATE TABLE {TERMS_TABLE}(rid INTEGER PRIMARY KEY{counts})", []),
+    ]
     within = " AND doc >= ? AND doc <= ?" if bounds else ""
-    branches: list[Fragment] = []
     for n, (token, found) in enumerate(zip(query.tokens, terms, strict=True)):
         if not found:
             continue
         times = _multiplicity(token, found)
-        columns = [
-            f"{weight}{times[0]} AS w{m}, (col = 'g_title' AND term = ?) AS t{m}"
-            if m == n
-            else f"0 AS w{m}, 0 AS t{m}"
-            for m in range(size)
-        ]
-        branches.append(
+        setup.append(
             (
-                f"SELECT doc AS rid, {', '.join(columns)} FROM fts_inst "
-                f"WHERE term IN ({','.join('?' * len(found))}){within}",
+                f"INSERT INTO {TERMS_TABLE}(rid, w{n}, t{n}) "
+                f"SELECT doc, {weight}{times[0]}, (col = 'g_title' AND term = ?) FROM fts_inst "
+                f"WHERE term IN ({','.join('?' * len(found))}){within} "
+                f"ON CONFLICT(rid) DO UPDATE SET w{n} = w{n} + excluded.w{n}, "
+                f"t{n} = max(t{n}, excluded.t{n})",
                 [*times[1], token, *found, *(bounds or ())],
             )
         )
     if pins:
-        zeros = ", ".join(f"0 AS w{m}, 0 AS t{m}" for m in range(size))
         rids = " AND rid >= ? AND rid <= ?" if bounds else ""
-        branches.append(
+        setup.append(
             (
-                f"SELECT rid, {zeros} FROM entries "
+                f"INSERT OR IGNORE INTO {TERMS_TABLE}(rid) SELECT rid FROM entries "
                 f"WHERE live = 1 AND id IN ({','.join('?' * len(pins))}){rids}",
                 [*pins, *(bounds or ())],
             )
         )
-    if not branches:
-        # Nothing to read: an empty row set of the same shape.
-        zeros = ", ".join(f"0 AS w{m}, 0 AS t{m}" for m in range(size))
-        branches.append((f"SELECT 0 AS rid, {zeros} WHERE 0", []))
-    sums = ", ".join(f"SUM(w{m}) AS w{m}, MAX(t{m}) AS t{m}" for m in range(size))
-    rows = join(branches, " UNION ALL ")
-    return (
-        f"(SELECT rid, {sums} FROM ({rows[0]}) GROUP BY rid) h "
-        "CROSS JOIN entries e ON e.rid = h.rid",
-        rows[1],
+    return Part(
+        setup,
+        (f"{TERMS_TABLE} h CROSS JOIN entries e ON e.rid = h.rid", []),
+        [(f"DROP TABLE IF EXISTS {TERMS_TABLE}", [])],
     )
 
 
 def term_sql(
     query: Query, weights: Mapping[str, int], match: str
 ) -> tuple[Fragment, Fragment, Fragment]:
-    """``(counts, score, matches)`` over :func:`term_source` rows, for whole positive weights.
+    """``(counts, score, matches)`` over :func:`term_part` rows, for whole positive weights.
 
     The phrase needs the text: only a document holding every token can hold
     it, and only such a document's groups are read, once, into ``pt`` (twice
@@ -456,19 +467,19 @@ def rank(
     halves = _halves(db, rids, parallel_rows)
     if halves is not None:
         try:
-            return _merge([ranking.statement(*h) for h in halves], path, ranking)
+            return _merge([((), ranking.statement(*h)) for h in halves], path, ranking)
         except sqlite3.OperationalError:
             pass  # no second connection (permissions, locks): one is enough
     source = EVERY_SOURCE if rids is None else candidate_source(rids)
     return _rows(db.execute(*ranking.statement(source, None)).fetchall())
 
 
-def rank_sources(
+def rank_parts(
     db: sqlite3.Connection,
     path: Path,
     ranking: Ranking,
-    whole: Fragment,
-    parts: Sequence[Fragment] | None,
+    whole: Part,
+    parts: Sequence[Part] | None,
 ) -> tuple[list[Row], int]:
     """The best rows and the number of hits of ``whole``, or of ``parts`` merged.
 
@@ -479,10 +490,18 @@ def rank_sources(
 
     if parts:
         try:
-            return _merge([ranking.statement(p, None) for p in parts], path, ranking)
+            return _merge(
+                [(p.setup, ranking.statement(p.source, None)) for p in parts], path, ranking
+            )
         except sqlite3.OperationalError:
             pass  # no second connection (permissions, locks): one is enough
-    return _rows(db.execute(*ranking.statement(whole, None)).fetchall())
+    try:
+        for step in whole.setup:
+            db.execute(*step)
+        return _rows(db.execute(*ranking.statement(whole.source, None)).fetchall())
+    finally:
+        for step in whole.cleanup:
+            db.execute(*step)
 
 
 def _rows(found: list[Any]) -> tuple[list[Row], int]:
@@ -528,8 +547,10 @@ def reader(path: Path) -> sqlite3.Connection:
     return db
 
 
-def _merge(statements: Sequence[Fragment], path: Path, ranking: Ranking) -> tuple[list[Row], int]:
-    """Run each statement on its own connection and thread; the best rows of all."""
+def _merge(
+    statements: Sequence[tuple[Sequence[Fragment], Fragment]], path: Path, ranking: Ranking
+) -> tuple[list[Row], int]:
+    """Run each ``(setup, statement)`` on its own connection and thread; the best rows of all."""
     import threading
 
     results: list[tuple[list[Row], int] | BaseException] = [([], 0) for _ in statements]
@@ -538,7 +559,10 @@ def _merge(statements: Sequence[Fragment], path: Path, ranking: Ranking) -> tupl
         try:
             db = reader(path)
             try:
-                results[i] = _rows(db.execute(*statements[i]).fetchall())
+                setup, statement = statements[i]
+                for step in setup:
+                    db.execute(*step)
+                results[i] = _rows(db.execute(*statement).fetchall())
             finally:
                 db.close()
         except BaseException as exc:  # handed to the caller's thread

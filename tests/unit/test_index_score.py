@@ -346,3 +346,26 @@ def test_queries_with_too_many_terms_are_counted_from_the_text(
     assert _page(root, "deadlock replica", NEVER_SPLIT) == through_postings
     assert narrowed and narrowed[0] >= through_postings[1]
     assert _shown(through_postings) == _scanned(root, "deadlock replica")
+
+
+def test_the_counts_table_is_dropped_after_a_search_on_the_main_connection(root: Path) -> None:
+    tracker = _tracker(root, index=True)
+    assert _page(root, "deadlock replica", NEVER_SPLIT)[0]
+    index = indexing.fresh(tracker)
+    assert index is not None
+    parsed = parse_query("deadlock replica")
+    page = indexed.search_page(
+        tracker,
+        parsed,
+        {},
+        include_terminal=True,
+        mode="keyword",
+        match="or",
+        weights=DEFAULT_WEIGHTS,
+        min_score=0.0,
+        limit=5,
+        parallel_rows=NEVER_SPLIT,
+    )
+    assert page is not None and page[0]
+    temp = index.db.execute("SELECT name FROM temp.sqlite_master WHERE type = 'table'").fetchall()
+    assert temp == []
