@@ -153,6 +153,11 @@ class Spec:
         return self.run.__doc__ or ""
 
 
+def limit_opt(help: str, minimum: int = 1) -> Opt:
+    """``--limit N`` / ``-n N``: an integer of at least ``minimum``."""
+    return Opt("--limit", "-n", dest="limit", kind="int", minimum=minimum, help=help)
+
+
 def specs(*declared: Spec) -> dict[str, Spec]:
     """A module's ``SPECS`` table, by command name."""
     return {spec.name: spec for spec in declared}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pm_core.cli.argspec import Arg, Opt, Spec, specs
+from pm_core.cli.argspec import Arg, Opt, Spec, limit_opt, specs
 from pm_core.cli.state import CliState, parse_assignments, split_commas
 
 if TYPE_CHECKING:
@@ -177,14 +177,7 @@ SPECS = specs(
             Opt(
                 "--all", dest="include_all", kind="flag", help="Include closed and canceled items."
             ),
-            Opt(
-                "--limit",
-                "-n",
-                dest="limit",
-                kind="int",
-                minimum=0,
-                help="At most N rows (exactly N).",
-            ),
+            limit_opt("At most N rows (exactly N).", minimum=0),
             Opt(
                 "--offset",
                 dest="offset",
@@ -228,14 +221,7 @@ SPECS = specs(
                 help="keyword, bm25 or hybrid.",
             ),
             Opt("--match", dest="match", default="or", show_default=True, help="or, and, exact."),
-            Opt(
-                "--limit",
-                "-n",
-                dest="limit",
-                kind="int",
-                minimum=1,
-                help="At most N hits (default 50).",
-            ),
+            limit_opt("At most N hits (default 50)."),
             Opt(
                 "--min-score",
                 dest="min_score",

@@ -5,7 +5,7 @@ Declared in :data:`SPECS` (see :mod:`pm_core.cli.argspec`): they run without cli
 
 from __future__ import annotations
 
-from pm_core.cli.argspec import Opt, Spec, specs
+from pm_core.cli.argspec import Opt, Spec, limit_opt, specs
 from pm_core.cli.state import CliState
 
 
@@ -67,14 +67,7 @@ SPECS = specs(
         "next",
         run_next,
         opts=(
-            Opt(
-                "--limit",
-                "-n",
-                dest="limit",
-                kind="int",
-                minimum=1,
-                help="Rows per bucket (default 5).",
-            ),
+            limit_opt("Rows per bucket (default 5)."),
             _PARENT,
             Opt("--ready-only", dest="ready_only", kind="flag", help="Leave out blocked items."),
             Opt(
@@ -97,14 +90,7 @@ SPECS = specs(
                 show_default=True,
                 help="brief, standard, deep, full.",
             ),
-            Opt(
-                "--limit",
-                "-n",
-                dest="limit",
-                kind="int",
-                minimum=1,
-                help="Rows per list (default 10).",
-            ),
+            limit_opt("Rows per list (default 10)."),
             _PARENT,
             Opt(
                 "--section",
