@@ -20,7 +20,11 @@ lint:
 	$(BIN)/ruff check pm_core plugins tests examples
 	$(BIN)/ruff format --check pm_core plugins tests examples
 
+# mypy finds the built-in plugins under their installed name, pm_plugins, through a
+# link to plugins/ (setuptools maps the directory; mypy cannot follow that mapping).
 types:
+	mkdir -p $(VENV)/typecheck
+	ln -sfn $(CURDIR)/plugins $(VENV)/typecheck/pm_plugins
 	$(BIN)/mypy
 
 pytest:

@@ -159,7 +159,7 @@ class ToolResult:
     """A tool handler's result with warnings (e.g. an argument that may be ignored).
 
     Handlers may also return a plain JSON value; failures raise
-    :class:`pm_core.tracker.errors.PmError` (its exit code becomes the result's
+    :class:`pm_core.tracker.model.errors.PmError` (its exit code becomes the result's
     ``code``).
     """
 

@@ -8,11 +8,13 @@ the plugin that made it; a duplicate tool or command name is a ``conflict``.
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata as md
 import os
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -34,8 +36,18 @@ from pm_core.contracts import (
 )
 
 ENTRY_POINT_GROUP = "pm.plugins"
-#: The distribution whose entry points count as built-in.
-BUILTIN_DISTRIBUTION = "pm-tracker"
+#: The built-in plugins, named in code and registered before any entry point
+#: (as datasette's ``DEFAULT_PLUGINS`` or tox's internal plugins): they load
+#: with no installed metadata, and an installed plugin can never displace one.
+#: ``core`` (:mod:`pm_core.defaults`) comes first, then these, in this order.
+BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
+    ("apps_ui", "pm_plugins.apps_ui"),
+    ("profiles", "pm_plugins.profiles"),
+    ("progressive_discovery", "pm_plugins.progressive_discovery"),
+    ("skills_sep2640", "pm_plugins.skills_sep2640"),
+    ("tracker_tools", "pm_plugins.tracker_tools"),
+    ("workspace_resources", "pm_plugins.workspace_resources"),
+)
 
 
 class PluginLoadError(RuntimeError):
@@ -117,30 +129,34 @@ class PluginSource:
     module: str = ""
 
 
+def _builtin_sources() -> list[PluginSource]:
+    version = _version()
+    return [
+        PluginSource(name, "builtin", version, partial(importlib.import_module, module), module)
+        for name, module in BUILTIN_PLUGINS
+    ]
+
+
 def _entry_point_sources() -> list[PluginSource]:
+    """Installed third-party plugins, by name (the built-ins are not entry points)."""
     sources: list[PluginSource] = []
     for ep in md.entry_points(group=ENTRY_POINT_GROUP):
         dist = ep.dist
         dist_name = dist.metadata["Name"] if dist is not None else "unknown"
         version = dist.version if dist is not None else ""
-        builtin = dist_name is not None and _canon(dist_name) == _canon(BUILTIN_DISTRIBUTION)
         sources.append(
             PluginSource(
                 name=ep.name,
-                source="builtin" if builtin else str(dist_name),
+                source=str(dist_name),
                 version=version,
                 load=ep.load,
                 module=ep.value,
             )
         )
-    # Built-ins first, then by name: which of two plugins claiming one name
-    # is the conflict must not depend on the order distributions are found in.
-    sources.sort(key=lambda s: (s.source != "builtin", s.name))
+    # By name: which of two plugins claiming one name is the conflict must
+    # not depend on the order distributions are found in.
+    sources.sort(key=lambda s: s.name)
     return sources
-
-
-def _canon(name: str) -> str:
-    return name.lower().replace("_", "-")
 
 
 class Host:
@@ -415,6 +431,7 @@ def build_host(
 
     sources.append(PluginSource("core", "builtin", _version(), lambda: defaults))
     if entry_points:
+        sources.extend(_builtin_sources())
         sources.extend(_entry_point_sources())
     for name, obj in plugins:
         sources.append(PluginSource(name, "local", "", _constant(obj)))

@@ -3,7 +3,7 @@
 An extension command is reached three ways: ``pm <name>`` (the CLI), an
 action of ``pm_run`` (``pm-mcp``) and :func:`run_command` (the SDK). All three
 end in :func:`call_command`, so a handler sees the same parameters everywhere
-and its failures become the same :class:`~pm_core.tracker.errors.PmError`:
+and its failures become the same :class:`~pm_core.tracker.model.errors.PmError`:
 an exit code in the CLI, an error result over MCP.
 
 :func:`list_tools` answers "what does a client at this profile see?" the way
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pm_core.contracts import CommandSpec, ParamSpec, RequestContext, ToolContext, ToolDescriptor
-from pm_core.tracker.errors import NotFoundError, PmError, UsageError
+from pm_core.tracker.model.errors import NotFoundError, PmError, UsageError
 
 if TYPE_CHECKING:
     from pm_core.host import Host
@@ -60,7 +60,7 @@ def call_command(spec: CommandSpec, ctx: ToolContext, params: Mapping[str, Any])
 
     ``params`` maps parameter names to values. An undeclared name, a missing
     required parameter or a value of the wrong type is a
-    :class:`~pm_core.tracker.errors.UsageError` naming it. A parameter that
+    :class:`~pm_core.tracker.model.errors.UsageError` naming it. A parameter that
     was not given (``None``, or an empty repeatable) gets its declared
     ``default``, else is left out so the handler's own default applies.
     Repeatable values arrive as lists. A handler that raises something other
@@ -128,7 +128,7 @@ def run_command(
     ``host`` defaults to a host built from the installed plugins and the
     environment; ``request`` defaults to one whose ``client_name`` is
     ``"pm-sdk"`` and whose profile is ``full``. Returns what the handler
-    returns. Raises :class:`~pm_core.tracker.errors.NotFoundError` for a name
+    returns. Raises :class:`~pm_core.tracker.model.errors.NotFoundError` for a name
     no plugin provides.
     """
     if host is None:

@@ -50,23 +50,24 @@ Helpers for custom MCP hosts:
 
 from __future__ import annotations
 
-from plugins.apps_ui.apps import (
+from pm_plugins.apps_ui.apps import (
     APP_CONTRACTS,
     decorate_tools_with_apps,
     has_apps_capability,
     render_app_html,
 )
-from plugins.progressive_discovery.engine import discover_tools
-from plugins.progressive_discovery.errors import DiscoveryError
-from plugins.progressive_discovery.result import DiscoveryResult
-from plugins.skills_sep2640.capability import SKILLS_SERVER_CAPABILITY, assert_skills_capability
-from plugins.skills_sep2640.health import skills_health, with_skills_check
-from plugins.skills_sep2640.registry import SkillRegistry
+from pm_plugins.progressive_discovery.engine import discover_tools
+from pm_plugins.progressive_discovery.errors import DiscoveryError
+from pm_plugins.progressive_discovery.result import DiscoveryResult
+from pm_plugins.skills_sep2640.capability import SKILLS_SERVER_CAPABILITY, assert_skills_capability
+from pm_plugins.skills_sep2640.health import skills_health, with_skills_check
+from pm_plugins.skills_sep2640.registry import SkillRegistry
+
 from pm_core.contracts import ConfigurationError, RequestContext, ToolDescriptor
 from pm_core.host import Host, PluginLoadError, build_host
 from pm_core.hosting import list_tools, run_command
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import (
+from pm_core.tracker.model.errors import (
     ConflictError,
     CorruptItemError,
     DependencyError,
@@ -76,7 +77,7 @@ from pm_core.tracker.errors import (
     PmError,
     UsageError,
 )
-from pm_core.tracker.model import Item
+from pm_core.tracker.model.item import Item
 
 __all__ = [
     "APP_CONTRACTS",

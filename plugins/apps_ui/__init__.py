@@ -4,20 +4,21 @@ Hosts that negotiated ``io.modelcontextprotocol/ui`` see ``_meta.ui`` on
 ``pm_context``, ``pm_graph``, ``pm_plan``, ``pm_validate`` and ``pm_test`` and
 can read the matching ``ui://pm/*.html`` views; every other client gets the
 tools and resources exactly as before. Tool results are never changed here.
-The bindings and policy live in :mod:`plugins.apps_ui.apps`.
+The bindings and policy live in :mod:`pm_plugins.apps_ui.apps`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 
-from plugins.apps_ui.apps import (
+from pm_plugins.apps_ui.apps import (
     decorate_tools_with_apps,
     extension_id,
     has_apps_capability,
     resource_provider,
     server_settings,
 )
+
 from pm_core import hookimpl
 from pm_core.contracts import ProtocolExtension, RequestContext, ResourceProvider, ToolDescriptor
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 
-from plugins.progressive_discovery.errors import DiscoveryError
-from plugins.progressive_discovery.policy import ENTRY_CATALOG
-from plugins.progressive_discovery.tool import tool_spec
+from pm_plugins.progressive_discovery.errors import DiscoveryError
+from pm_plugins.progressive_discovery.policy import ENTRY_CATALOG
+from pm_plugins.progressive_discovery.tool import tool_spec
+
 from pm_core import hookimpl
 from pm_core.contracts import ProtocolExtension, RequestContext, ToolDescriptor, ToolSpec
 

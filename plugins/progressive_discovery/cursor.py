@@ -19,7 +19,7 @@ import hmac
 import os
 import threading
 
-from plugins.progressive_discovery.errors import DiscoveryError
+from pm_plugins.progressive_discovery.errors import DiscoveryError
 
 _VERSION = 1
 _MAC_BYTES = 16

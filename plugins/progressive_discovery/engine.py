@@ -13,12 +13,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-
-from plugins.progressive_discovery import cursor as cursors
-from plugins.progressive_discovery import policy, ranking
-from plugins.progressive_discovery.errors import DiscoveryError
-from plugins.progressive_discovery.index import IndexCache
-from plugins.progressive_discovery.result import (
+from pm_plugins.progressive_discovery import cursor as cursors
+from pm_plugins.progressive_discovery import policy, ranking
+from pm_plugins.progressive_discovery.errors import DiscoveryError
+from pm_plugins.progressive_discovery.index import IndexCache
+from pm_plugins.progressive_discovery.result import (
     CacheHint,
     DiscoveredTool,
     DiscoveryResult,
@@ -29,6 +28,7 @@ from plugins.progressive_discovery.result import (
     TokenCost,
     json_bytes,
 )
+
 from pm_core.contracts import FAMILIES, ToolDescriptor
 
 MAX_QUERY_LENGTH = 4096

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+from pm_plugins.progressive_discovery import policy, text
 
-from plugins.progressive_discovery import policy, text
 from pm_core.contracts import TIER_RANK, ToolDescriptor
 
 _CACHE_SIZE = 8

@@ -34,11 +34,10 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping
 
 import attrs
-
-from plugins.progressive_discovery import text
-from plugins.progressive_discovery.errors import DiscoveryError
-from plugins.progressive_discovery.index import PREFIX_MIN, CatalogIndex, canonical_json
-from plugins.progressive_discovery.policy import (
+from pm_plugins.progressive_discovery import text
+from pm_plugins.progressive_discovery.errors import DiscoveryError
+from pm_plugins.progressive_discovery.index import PREFIX_MIN, CatalogIndex, canonical_json
+from pm_plugins.progressive_discovery.policy import (
     ENTRY_CATALOG,
     FRESHNESS_FALLBACK,
     HOST_SIGNALS,
@@ -48,6 +47,7 @@ from plugins.progressive_discovery.policy import (
     SIGNALS,
     WEIGHTS,
 )
+
 from pm_core.contracts import TIER_RANK
 
 _FAMILY_CREDIT, _DESCRIPTION_CREDIT = 0.8, 0.7

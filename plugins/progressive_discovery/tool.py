@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugins.progressive_discovery.engine import (
+from pm_plugins.progressive_discovery.engine import (
     DEFAULT_LIMIT,
     DEFAULT_OUTPUT_BUDGET,
     FILTER_TIERS,
@@ -20,7 +20,8 @@ from plugins.progressive_discovery.engine import (
     MAX_QUERY_LENGTH,
     discover_tools,
 )
-from plugins.progressive_discovery.errors import DiscoveryError
+from pm_plugins.progressive_discovery.errors import DiscoveryError
+
 from pm_core.contracts import (
     FAMILIES,
     CommandSpec,

@@ -24,7 +24,8 @@ from pm_core import __version__, hookimpl
 from pm_core.contracts import SkillOrigin
 
 if TYPE_CHECKING:
-    from plugins.skills_sep2640.service import SkillsService
+    from pm_plugins.skills_sep2640.service import SkillsService
+
     from pm_core.contracts import ProtocolExtension, ResourceProvider
 
 # The registry (YAML, hashing) and structlog are imported only when skills are
@@ -53,7 +54,7 @@ def _service() -> SkillsService:
     # One service per process: the extension methods and the resource provider
     # must read from the same cached registry, and both hooks are called once
     # per host without any shared argument to hang the cache on.
-    from plugins.skills_sep2640.service import RegistryCache, SkillsService
+    from pm_plugins.skills_sep2640.service import RegistryCache, SkillsService
 
     return SkillsService(RegistryCache())
 

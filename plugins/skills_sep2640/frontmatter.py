@@ -15,14 +15,13 @@ from collections.abc import Hashable
 from typing import Any
 
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode
-
-from plugins.skills_sep2640.limits import (
+from pm_plugins.skills_sep2640.limits import (
     MAX_DESCRIPTION_LENGTH,
     MAX_FRONTMATTER_BYTES,
     SkillRejected,
     valid_skill_name,
 )
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from plugins.skills_sep2640.registry import SkillRegistry
+from pm_plugins.skills_sep2640.registry import SkillRegistry
+
 from pm_core.contracts import SkillOrigin
 
 #: The check's name in the health report.

@@ -1,7 +1,7 @@
 """The skill registry: loaded once from a set of origins, immutable after.
 
 :meth:`SkillRegistry.load` walks every origin inside the security envelope of
-:mod:`plugins.skills_sep2640.limits`, rejects (and logs) what falls outside
+:mod:`pm_plugins.skills_sep2640.limits`, rejects (and logs) what falls outside
 it, reads the surviving bodies once, and resolves same-named skills by origin
 precedence. Every later call is answered from memory.
 """
@@ -17,22 +17,21 @@ from typing import Any, Final
 
 import attrs
 import structlog
-
-from plugins.skills_sep2640.capability import (
+from pm_plugins.skills_sep2640.capability import (
     MCP_PROTOCOL_VERSIONS,
     SKILLS_EXTENSION_ID,
     SKILLS_REVISION,
 )
-from plugins.skills_sep2640.cursor import CursorCodec
-from plugins.skills_sep2640.frontmatter import parse_frontmatter
-from plugins.skills_sep2640.limits import (
+from pm_plugins.skills_sep2640.cursor import CursorCodec
+from pm_plugins.skills_sep2640.frontmatter import parse_frontmatter
+from pm_plugins.skills_sep2640.limits import (
     DEFAULT_LIST_LIMIT,
     MAX_LIST_LIMIT,
     MAX_ORIGIN_BYTES,
     MAX_SKILLS_PER_ORIGIN,
     SkillRejected,
 )
-from plugins.skills_sep2640.model import (
+from pm_plugins.skills_sep2640.model import (
     DIRECTORY_MIME,
     TRUST,
     OverriddenSkill,
@@ -43,7 +42,7 @@ from plugins.skills_sep2640.model import (
     estimate_tokens,
     file_uri,
 )
-from plugins.skills_sep2640.scan import (
+from pm_plugins.skills_sep2640.scan import (
     SKILL_FILE,
     SkillPlan,
     candidate_directories,
@@ -51,6 +50,7 @@ from plugins.skills_sep2640.scan import (
     plan_skill,
     read_planned,
 )
+
 from pm_core.contracts import (
     INVALID_PARAMS,
     ProtocolError,

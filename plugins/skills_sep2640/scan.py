@@ -15,8 +15,7 @@ import stat
 from pathlib import Path
 
 import attrs
-
-from plugins.skills_sep2640.limits import (
+from pm_plugins.skills_sep2640.limits import (
     MAX_DIRS_PER_SKILL,
     MAX_FILE_BYTES,
     MAX_FILES_PER_SKILL,

@@ -13,14 +13,15 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from plugins.skills_sep2640.capability import (
+from pm_plugins.skills_sep2640.capability import (
     SKILLS_EXTENSION_ID,
     SKILLS_SERVER_CAPABILITY,
     assert_skills_capability,
     missing_capability_error,
     negotiated,
 )
-from plugins.skills_sep2640.limits import DEFAULT_LIST_LIMIT
+from pm_plugins.skills_sep2640.limits import DEFAULT_LIST_LIMIT
+
 from pm_core.contracts import (
     INVALID_PARAMS,
     ExtensionMethod,
@@ -35,7 +36,7 @@ from pm_core.contracts import (
 )
 
 if TYPE_CHECKING:
-    from plugins.skills_sep2640.registry import SkillRegistry
+    from pm_plugins.skills_sep2640.registry import SkillRegistry
 
 #: SEP-2549 hints on 2026-07-28 results. The registry never changes while the
 #: server runs, so the hint only bounds how long a client trusts its copy.
@@ -71,7 +72,7 @@ class RegistryCache:
             if registry is None:
                 # Imported on first use: YAML parsing and hashing are only
                 # needed once a client actually asks for skills.
-                from plugins.skills_sep2640.registry import SkillRegistry
+                from pm_plugins.skills_sep2640.registry import SkillRegistry
 
                 registry = SkillRegistry.load(origins)
                 self.loads += 1

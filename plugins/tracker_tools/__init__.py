@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from plugins.tracker_tools.registry import tool_specs
-from plugins.tracker_tools.run import pm_run_actions
+from pm_plugins.tracker_tools.registry import tool_specs
+from pm_plugins.tracker_tools.run import pm_run_actions
+
 from pm_core import hookimpl
 from pm_core.contracts import ToolSpec
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pm_core.contracts import ToolResult
-from pm_core.tracker.errors import UsageError
+from pm_core.tracker.model.errors import UsageError
 
 #: Spellings that mean "not given" (JSON null).
 _ABSENT = (None,)

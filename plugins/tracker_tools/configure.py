@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from plugins.tracker_tools import args as a
-from plugins.tracker_tools import schema as s
+from pm_plugins.tracker_tools import args as a
+from pm_plugins.tracker_tools import schema as s
+
 from pm_core.contracts import PROFILE_TIERS, ToolContext, WorkspaceContracts, tier_includes
-from pm_core.tracker.errors import UsageError
+from pm_core.tracker.model.errors import UsageError
 
 Schema = dict[str, Any]
 
@@ -52,8 +53,8 @@ def config_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 def schema_schema(_c: WorkspaceContracts) -> Schema:
     """``{subcommand, name?, fieldType?, commands?, roles?, description?}``."""
-    from pm_core.tracker.admin import STATUS_ROLES
-    from pm_core.tracker.workspace import FIELD_COMMANDS, FIELD_TYPES
+    from pm_core.tracker.ops.admin import STATUS_ROLES
+    from pm_core.tracker.storage.workspace import FIELD_COMMANDS, FIELD_TYPES
 
     return s.tool(
         {
@@ -128,8 +129,8 @@ def profile_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     Tiers come from the tools this request sees and from this plugin's own
     tools (a tool another plugin contributes is known only when selected).
     """
-    from plugins.tracker_tools.registry import tool_specs
-    from plugins.tracker_tools.run import RUN_TOOL, extension_actions
+    from pm_plugins.tracker_tools.registry import tool_specs
+    from pm_plugins.tracker_tools.run import RUN_TOOL, extension_actions
 
     tiers: dict[str, str] = {}
     for spec in tool_specs():

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from plugins.tracker_tools import args as a
-from plugins.tracker_tools import schema as s
+from pm_plugins.tracker_tools import args as a
+from pm_plugins.tracker_tools import schema as s
+
 from pm_core.contracts import ToolContext, WorkspaceContracts
-from pm_core.tracker.errors import UsageError
-from pm_core.tracker.fields import canonical_key
+from pm_core.tracker.model.errors import UsageError
+from pm_core.tracker.model.fields import canonical_key
 
 Schema = dict[str, Any]
 
@@ -87,7 +88,7 @@ def get_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 def search_schema(_c: WorkspaceContracts) -> Schema:
     """``{query, mode?, match?, limit?}``."""
-    from pm_core.tracker.search import MATCHES, MODES
+    from pm_core.tracker.query.search import MATCHES, MODES
 
     return s.tool(
         {
@@ -248,7 +249,7 @@ def mutate_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 def list_schema(c: WorkspaceContracts) -> Schema:
     """``{options: {status, type, tag, assignee, parent, all, priority, fields, sort, limit, offset}}``."""
-    from pm_core.tracker.listing import SORTS
+    from pm_core.tracker.query.listing import SORTS
 
     options = s.obj(
         {

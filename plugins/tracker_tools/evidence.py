@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from plugins.tracker_tools import args as a
-from plugins.tracker_tools import schema as s
+from pm_plugins.tracker_tools import args as a
+from pm_plugins.tracker_tools import schema as s
+
 from pm_core.contracts import ToolContext, WorkspaceContracts
-from pm_core.tracker.errors import UsageError
+from pm_core.tracker.model.errors import UsageError
 
 Schema = dict[str, Any]
 Handler = Callable[[ToolContext, Mapping[str, Any]], Any]
@@ -147,7 +148,7 @@ def test_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 def deps_schema(_c: WorkspaceContracts) -> Schema:
     """``{id, add?, remove?, kind?}``."""
-    from pm_core.tracker.model import DEPENDENCY_KINDS
+    from pm_core.tracker.model.item import DEPENDENCY_KINDS
 
     return s.tool(
         {

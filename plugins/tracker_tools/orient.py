@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from plugins.tracker_tools import args as a
-from plugins.tracker_tools import schema as s
+from pm_plugins.tracker_tools import args as a
+from pm_plugins.tracker_tools import schema as s
+
 from pm_core.contracts import ToolContext, WorkspaceContracts
-from pm_core.tracker.errors import UsageError
+from pm_core.tracker.model.errors import UsageError
 
 Schema = dict[str, Any]
 
@@ -26,8 +27,8 @@ _EVENTS_MAX = 1000
 
 def context_schema(_c: WorkspaceContracts) -> Schema:
     """``{options: {depth, limit, parent, section, tokenBudget}}``."""
-    from pm_core.tracker.ranking import DEPTHS
-    from pm_core.tracker.sections import ALL_SECTIONS
+    from pm_core.tracker.query.ranking import DEPTHS
+    from pm_core.tracker.query.sections import ALL_SECTIONS
 
     options = s.obj(
         {
@@ -91,7 +92,7 @@ def next_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 def plan_schema(_c: WorkspaceContracts) -> Schema:
     """``{subcommand?, id, stepRef, status, title, steps, text}``."""
-    from pm_core.tracker.plan import STEP_STATUSES
+    from pm_core.tracker.ops.plan import STEP_STATUSES
 
     return s.tool(
         {
@@ -161,7 +162,7 @@ def plan_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 def validate_schema(_c: WorkspaceContracts) -> Schema:
     """``{options: {checks}}``."""
-    from pm_core.tracker.validate import CHECKS
+    from pm_core.tracker.query.validate import CHECKS
 
     return s.tool({"options": s.obj({"checks": {"type": "array", "items": s.choice(CHECKS)}})})
 
@@ -208,7 +209,7 @@ def focus_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 def graph_schema(_c: WorkspaceContracts) -> Schema:
     """``{subcommand, id, target}``."""
-    from pm_core.tracker.graph import SUBCOMMANDS
+    from pm_core.tracker.query.graph import SUBCOMMANDS
 
     return s.tool(
         {"subcommand": s.choice(SUBCOMMANDS), "id": s.item_id(), "target": s.item_id()},

@@ -6,7 +6,8 @@ family; the host reads it from there, so no tier is repeated here.
 
 from __future__ import annotations
 
-from plugins.tracker_tools import configure, core, evidence, orient, run
+from pm_plugins.tracker_tools import configure, core, evidence, orient, run
+
 from pm_core.contracts import ToolSpec
 
 _SPECS: tuple[ToolSpec, ...] = (

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from plugins.tracker_tools import args as a
-from plugins.tracker_tools import schema as s
+from pm_plugins.tracker_tools import args as a
+from pm_plugins.tracker_tools import schema as s
+
 from pm_core.capabilities import builtin_commands
 from pm_core.contracts import (
     CommandSpec,
@@ -26,7 +27,7 @@ from pm_core.contracts import (
     tier_includes,
 )
 from pm_core.hosting import call_command
-from pm_core.tracker.errors import UsageError
+from pm_core.tracker.model.errors import UsageError
 
 Schema = dict[str, Any]
 RUN_TOOL = "pm_run"
@@ -85,7 +86,7 @@ DIRECT: Mapping[str, tuple[Callable[[ToolContext, Mapping[str, Any]], Any], tupl
 
 def _tool_commands() -> dict[str, Any]:
     """Command name -> this plugin's ToolSpec backed by it (pm_run excluded)."""
-    from plugins.tracker_tools.registry import tool_specs
+    from pm_plugins.tracker_tools.registry import tool_specs
 
     return {spec.command: spec for spec in tool_specs() if spec.command != RUN_COMMAND}
 

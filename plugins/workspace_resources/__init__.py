@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from plugins.workspace_resources.prompts import prompt_specs
-from plugins.workspace_resources.resources import PREFIX, provider
+from pm_plugins.workspace_resources.prompts import prompt_specs
+from pm_plugins.workspace_resources.resources import PREFIX, provider
+
 from pm_core import hookimpl
 from pm_core.contracts import PromptSpec, ResourceProvider
 

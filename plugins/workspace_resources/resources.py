@@ -15,7 +15,7 @@ from pm_core.contracts import (
     ServeContext,
 )
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import PmError
+from pm_core.tracker.model.errors import PmError
 
 PREFIX = "pm://workspace/"
 JSON = "application/json"
@@ -33,19 +33,19 @@ CLAIMS_LIMIT = 20
 
 
 def _context(tracker: Tracker) -> Any:
-    from pm_core.tracker.ranking import context
+    from pm_core.tracker.query.ranking import context
 
     return context(tracker, limit=CONTEXT_LIMIT)
 
 
 def _focus(tracker: Tracker) -> Any:
-    from pm_core.tracker.focus import get_focus
+    from pm_core.tracker.ops.focus import get_focus
 
     return get_focus(tracker)
 
 
 def _claims(tracker: Tracker) -> Any:
-    from pm_core.tracker.listing import list_items
+    from pm_core.tracker.query.listing import list_items
 
     result = list_items(tracker, status="in_progress", limit=CLAIMS_LIMIT)
     # The live leases (remote mode: fetched now, or the last fetch with

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 def installed_host() -> Host:
     """The host of the installed plugins, built once per process on first need."""
     from pm_core.host import PluginLoadError, build_host
-    from pm_core.tracker.errors import PmError
+    from pm_core.tracker.model.errors import PmError
 
     try:
         return build_host()

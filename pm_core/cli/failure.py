@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pm_core.tracker.errors import PmError
+from pm_core.tracker.model.errors import PmError
 
 EXIT_USAGE = 2
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from pm_core.cli.argspec import Opt
 from pm_core.cli.state import parse_assignments, read_text
-from pm_core.tracker.errors import UsageError
-from pm_core.tracker.fields import SETTABLE
-from pm_core.tracker.model import COLLECTION_FIELDS, FIELD_ORDER
+from pm_core.tracker.model.errors import UsageError
+from pm_core.tracker.model.fields import SETTABLE
+from pm_core.tracker.model.item import COLLECTION_FIELDS, FIELD_ORDER
 
 #: Fields with hand-written flags, or set only through their own commands.
 _NOT_GENERATED = frozenset(

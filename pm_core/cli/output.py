@@ -1,7 +1,7 @@
 """Turning a command's result into bytes on stdout: TOON by default, JSON on request.
 
 The CLI prints what the SDK returns and nothing else. Reads and mutations are
-held to a token ceiling (:mod:`pm_core.tracker.budget`) unless the user asked
+held to a token ceiling (:mod:`pm_core.tracker.query.budget`) unless the user asked
 for exactly what they want (``--json`` or an explicit ``--limit``).
 """
 
@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pm_core.tracker.budget import (
+from pm_core.tracker.query.budget import (
     OMITTED_KEY,
     Elided,
     ceiling,
@@ -31,7 +31,7 @@ def encode_json(payload: Any) -> str:
 
 def encode_toon(payload: Any) -> str:
     """TOON, with a trailing newline (an empty mapping prints nothing)."""
-    from pm_core.tracker.toon import encode
+    from pm_core.tracker.storage.toon import encode
 
     text = encode(payload)
     return text + "\n" if text else ""
@@ -169,7 +169,7 @@ def render_head(
     """:func:`render` (bounded) of a long list, building only the rows that can be shown.
 
     The text is the one the whole payload gives: rows past the ceiling's
-    :func:`~pm_core.tracker.budget.row_cap` are only counted and sized. When
+    :func:`~pm_core.tracker.query.budget.row_cap` are only counted and sized. When
     the whole payload is small enough to be printed as it is (a few thousand
     tiny rows), every row is fetched after all.
     """

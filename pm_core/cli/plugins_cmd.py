@@ -64,7 +64,7 @@ def _host() -> Host:
 
 
 def _workspace() -> Path | None:
-    from pm_core.tracker.workspace import find_root
+    from pm_core.tracker.storage.workspace import find_root
 
     root = find_root(Path.cwd())
     return root.parent.parent if (root / "settings.json").exists() else None

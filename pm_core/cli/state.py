@@ -69,7 +69,7 @@ def read_text(value: str | None, *, stdin: bool = False, file: str | None = None
     """Text from an option, ``--stdin``, or a file (``-`` is stdin)."""
     import sys
 
-    from pm_core.tracker.errors import UsageError
+    from pm_core.tracker.model.errors import UsageError
 
     sources = [s for s in (value is not None, stdin, file is not None) if s]
     if len(sources) > 1:
@@ -88,7 +88,7 @@ def read_text(value: str | None, *, stdin: bool = False, file: str | None = None
 
 def parse_assignments(values: tuple[str, ...] | list[str], flag: str) -> dict[str, str]:
     """``key=value`` pairs from a repeatable flag; UsageError naming a bad one."""
-    from pm_core.tracker.errors import UsageError
+    from pm_core.tracker.model.errors import UsageError
 
     out: dict[str, str] = {}
     for raw in values:

@@ -67,7 +67,7 @@ def server_config(args: argparse.Namespace, env: Mapping[str, str]) -> object:
     from pathlib import Path
 
     from pm_core.mcp.server import ServerConfig
-    from pm_core.tracker.workspace import find_root
+    from pm_core.tracker.storage.workspace import find_root
 
     root = Path(args.path).resolve() if args.path else find_root(None, env)
     if root.name != "pm" and (root / ".agents" / "pm").exists():

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.workspace import find_root
+from pm_core.tracker.storage.workspace import find_root
 
 
 def main() -> int:

@@ -37,7 +37,7 @@ from pm_core.contracts import (
 )
 from pm_core.host import Host
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import PmError, UsageError
+from pm_core.tracker.model.errors import PmError, UsageError
 
 log = structlog.get_logger("pm.mcp")
 

@@ -15,11 +15,10 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-from pm_core.tracker import claims as claiming
-from pm_core.tracker import history as hist
-from pm_core.tracker import indexing
-from pm_core.tracker.clock import now_iso
-from pm_core.tracker.errors import (
+from pm_core.tracker.claims import flows as claiming
+from pm_core.tracker.index import access as indexing
+from pm_core.tracker.model.clock import now_iso
+from pm_core.tracker.model.errors import (
     ConflictError,
     CorruptItemError,
     DependencyError,
@@ -28,12 +27,13 @@ from pm_core.tracker.errors import (
     PmError,
     UsageError,
 )
-from pm_core.tracker.faults import checkpoint
-from pm_core.tracker.fields import SETTABLE, canonical_key, coerce_fields, parse_dependency
-from pm_core.tracker.locks import item_lock
-from pm_core.tracker.model import Item, document_hash, item_from_record
-from pm_core.tracker.store import Store, normalize_id
-from pm_core.tracker.workspace import (
+from pm_core.tracker.model.fields import SETTABLE, canonical_key, coerce_fields, parse_dependency
+from pm_core.tracker.model.item import Item, document_hash, item_from_record
+from pm_core.tracker.storage import history as hist
+from pm_core.tracker.storage.faults import checkpoint
+from pm_core.tracker.storage.locks import item_lock
+from pm_core.tracker.storage.store import Store, normalize_id
+from pm_core.tracker.storage.workspace import (
     Schema,
     find_root,
     init_workspace,
@@ -528,7 +528,7 @@ class Tracker:
         and expiry unless ``force`` (recorded as ``claim_takeover``); an expired
         one is taken without force. In ``claims.mode`` remote the lease is a
         compare-and-swap on the git remote first; ``local`` claims in the item
-        file only. See :mod:`pm_core.tracker.claims`.
+        file only. See :mod:`pm_core.tracker.claims.flows`.
         """
         return claiming.claim(
             self, item_id, force=force, if_available=if_available, renew=renew, local=local
@@ -903,172 +903,172 @@ class Tracker:
     # Each imports its module on first call: `pm --version` must stay fast.
 
     def list_items(self, **options: Any) -> dict[str, Any]:
-        """Filtered rows; see :func:`pm_core.tracker.listing.list_items`."""
-        from pm_core.tracker.listing import list_items
+        """Filtered rows; see :func:`pm_core.tracker.query.listing.list_items`."""
+        from pm_core.tracker.query.listing import list_items
 
         return list_items(self, **options)
 
     def search(self, query: str, **options: Any) -> dict[str, Any]:
-        """Ranked hits; see :func:`pm_core.tracker.search.search`."""
-        from pm_core.tracker.search import search
+        """Ranked hits; see :func:`pm_core.tracker.query.search.search`."""
+        from pm_core.tracker.query.search import search
 
         return search(self, query, **options)
 
     def next_items(self, **options: Any) -> dict[str, Any]:
-        """What to do next; see :func:`pm_core.tracker.ranking.next_items`."""
-        from pm_core.tracker.ranking import next_items
+        """What to do next; see :func:`pm_core.tracker.query.ranking.next_items`."""
+        from pm_core.tracker.query.ranking import next_items
 
         return next_items(self, **options)
 
     def context(self, **options: Any) -> dict[str, Any]:
-        """Working context; see :func:`pm_core.tracker.ranking.context`."""
-        from pm_core.tracker.ranking import context
+        """Working context; see :func:`pm_core.tracker.query.ranking.context`."""
+        from pm_core.tracker.query.ranking import context
 
         return context(self, **options)
 
     def graph(
         self, subcommand: str, item_id: str | None = None, target: str | None = None, **options: Any
     ) -> dict[str, Any]:
-        """Graph analysis; see :func:`pm_core.tracker.graph.graph`."""
-        from pm_core.tracker.graph import graph
+        """Graph analysis; see :func:`pm_core.tracker.query.graph.graph`."""
+        from pm_core.tracker.query.graph import graph
 
         return graph(self, subcommand, item_id, target, **options)
 
     def deps_tree(self, item_id: str, **options: Any) -> dict[str, Any]:
-        """The ``pm deps`` packet; see :func:`pm_core.tracker.graph.deps_tree`."""
-        from pm_core.tracker.graph import deps_tree
+        """The ``pm deps`` packet; see :func:`pm_core.tracker.query.graph.deps_tree`."""
+        from pm_core.tracker.query.graph import deps_tree
 
         return deps_tree(self, item_id, **options)
 
     def get_focus(self) -> dict[str, Any]:
-        """The session focus; see :mod:`pm_core.tracker.focus`."""
-        from pm_core.tracker.focus import get_focus
+        """The session focus; see :mod:`pm_core.tracker.ops.focus`."""
+        from pm_core.tracker.ops.focus import get_focus
 
         return get_focus(self)
 
     def set_focus(self, item_id: str) -> dict[str, Any]:
-        """Focus on an item; see :mod:`pm_core.tracker.focus`."""
-        from pm_core.tracker.focus import set_focus
+        """Focus on an item; see :mod:`pm_core.tracker.ops.focus`."""
+        from pm_core.tracker.ops.focus import set_focus
 
         return set_focus(self, item_id)
 
     def clear_focus(self) -> dict[str, Any]:
-        """Clear the focus; see :mod:`pm_core.tracker.focus`."""
-        from pm_core.tracker.focus import clear_focus
+        """Clear the focus; see :mod:`pm_core.tracker.ops.focus`."""
+        from pm_core.tracker.ops.focus import clear_focus
 
         return clear_focus(self)
 
     def validate(self, checks: Sequence[str] | None = None) -> dict[str, Any]:
-        """Integrity checks; see :func:`pm_core.tracker.validate.validate`."""
-        from pm_core.tracker.validate import validate
+        """Integrity checks; see :func:`pm_core.tracker.query.validate.validate`."""
+        from pm_core.tracker.query.validate import validate
 
         return validate(self, checks)
 
     def health(self) -> dict[str, Any]:
-        """Workspace health; see :func:`pm_core.tracker.validate.health`."""
-        from pm_core.tracker.validate import health
+        """Workspace health; see :func:`pm_core.tracker.query.validate.health`."""
+        from pm_core.tracker.query.validate import health
 
         return health(self)
 
     def repair_history(self, item_id: str | None = None) -> dict[str, Any]:
-        """Reconcile drifted histories; see :func:`pm_core.tracker.validate.repair_history`."""
-        from pm_core.tracker.validate import repair_history
+        """Reconcile drifted histories; see :func:`pm_core.tracker.query.validate.repair_history`."""
+        from pm_core.tracker.query.validate import repair_history
 
         return repair_history(self, item_id)
 
     def plan_create(self, title: str, steps: Sequence[str], **options: Any) -> Receipt:
-        """Create a plan; see :func:`pm_core.tracker.plan.plan_create`."""
-        from pm_core.tracker.plan import plan_create
+        """Create a plan; see :func:`pm_core.tracker.ops.plan.plan_create`."""
+        from pm_core.tracker.ops.plan import plan_create
 
         return plan_create(self, title, steps, **options)
 
     def plan_show(self, plan_id: str) -> dict[str, Any]:
-        """A plan with steps and validation; see :func:`pm_core.tracker.plan.plan_show`."""
-        from pm_core.tracker.plan import plan_show
+        """A plan with steps and validation; see :func:`pm_core.tracker.ops.plan.plan_show`."""
+        from pm_core.tracker.ops.plan import plan_show
 
         return plan_show(self, plan_id)
 
     def plan_step(self, plan_id: str, step_ref: str, status: str, **options: Any) -> Receipt:
-        """Move a plan step; see :func:`pm_core.tracker.plan.plan_step`."""
-        from pm_core.tracker.plan import plan_step
+        """Move a plan step; see :func:`pm_core.tracker.ops.plan.plan_step`."""
+        from pm_core.tracker.ops.plan import plan_step
 
         return plan_step(self, plan_id, step_ref, status, **options)
 
     def plan_add_step(self, plan_id: str, title: str, **options: Any) -> Receipt:
-        """Add a plan step; see :func:`pm_core.tracker.plan.plan_add_step`."""
-        from pm_core.tracker.plan import plan_add_step
+        """Add a plan step; see :func:`pm_core.tracker.ops.plan.plan_add_step`."""
+        from pm_core.tracker.ops.plan import plan_add_step
 
         return plan_add_step(self, plan_id, title, **options)
 
     def plan_decision(self, plan_id: str, text: str) -> Receipt:
-        """Record a plan decision; see :func:`pm_core.tracker.plan.plan_decision`."""
-        from pm_core.tracker.plan import plan_decision
+        """Record a plan decision; see :func:`pm_core.tracker.ops.plan.plan_decision`."""
+        from pm_core.tracker.ops.plan import plan_decision
 
         return plan_decision(self, plan_id, text)
 
     def test_add(self, item_id: str, command: str, **options: Any) -> Receipt:
-        """Link a test command; see :func:`pm_core.tracker.tests_runs.test_add`."""
-        from pm_core.tracker.tests_runs import test_add
+        """Link a test command; see :func:`pm_core.tracker.ops.linked_tests.test_add`."""
+        from pm_core.tracker.ops.linked_tests import test_add
 
         return test_add(self, item_id, command, **options)
 
     def test_remove(self, item_id: str, command: str) -> Receipt:
-        """Unlink a test command; see :func:`pm_core.tracker.tests_runs.test_remove`."""
-        from pm_core.tracker.tests_runs import test_remove
+        """Unlink a test command; see :func:`pm_core.tracker.ops.linked_tests.test_remove`."""
+        from pm_core.tracker.ops.linked_tests import test_remove
 
         return test_remove(self, item_id, command)
 
     def test_list(self, item_id: str) -> dict[str, Any]:
-        """Linked tests and recent runs; see :func:`pm_core.tracker.tests_runs.test_list`."""
-        from pm_core.tracker.tests_runs import test_list
+        """Linked tests and recent runs; see :func:`pm_core.tracker.ops.linked_tests.test_list`."""
+        from pm_core.tracker.ops.linked_tests import test_list
 
         return test_list(self, item_id)
 
     def test_run(self, item_id: str, **options: Any) -> dict[str, Any]:
-        """Run linked tests; see :func:`pm_core.tracker.tests_runs.test_run`."""
-        from pm_core.tracker.tests_runs import test_run
+        """Run linked tests; see :func:`pm_core.tracker.ops.linked_tests.test_run`."""
+        from pm_core.tracker.ops.linked_tests import test_run
 
         return test_run(self, item_id, **options)
 
     def config_get(self, key: str) -> dict[str, Any]:
-        """One setting; see :func:`pm_core.tracker.admin.config_get`."""
-        from pm_core.tracker.admin import config_get
+        """One setting; see :func:`pm_core.tracker.ops.admin.config_get`."""
+        from pm_core.tracker.ops.admin import config_get
 
         return config_get(self, key)
 
     def config_set(self, key: str, value: Any) -> dict[str, Any]:
-        """Change one setting; see :func:`pm_core.tracker.admin.config_set`."""
-        from pm_core.tracker.admin import config_set
+        """Change one setting; see :func:`pm_core.tracker.ops.admin.config_set`."""
+        from pm_core.tracker.ops.admin import config_set
 
         return config_set(self, key, value)
 
     def config_list(self) -> dict[str, Any]:
-        """Every setting; see :func:`pm_core.tracker.admin.config_list`."""
-        from pm_core.tracker.admin import config_list
+        """Every setting; see :func:`pm_core.tracker.ops.admin.config_list`."""
+        from pm_core.tracker.ops.admin import config_list
 
         return config_list(self)
 
     def schema_list(self) -> dict[str, Any]:
-        """Types, statuses, fields; see :func:`pm_core.tracker.admin.schema_list`."""
-        from pm_core.tracker.admin import schema_list
+        """Types, statuses, fields; see :func:`pm_core.tracker.ops.admin.schema_list`."""
+        from pm_core.tracker.ops.admin import schema_list
 
         return schema_list(self)
 
     def schema_add(self, kind: str, name: str, **options: Any) -> dict[str, Any]:
-        """Add a type, status or field; see :func:`pm_core.tracker.admin.schema_add`."""
-        from pm_core.tracker.admin import schema_add
+        """Add a type, status or field; see :func:`pm_core.tracker.ops.admin.schema_add`."""
+        from pm_core.tracker.ops.admin import schema_add
 
         return schema_add(self, kind, name, **options)
 
     def contracts(self, **options: Any) -> dict[str, Any]:
-        """The machine contract; see :func:`pm_core.tracker.admin.contracts`."""
-        from pm_core.tracker.admin import contracts
+        """The machine contract; see :func:`pm_core.tracker.ops.admin.contracts`."""
+        from pm_core.tracker.ops.admin import contracts
 
         return contracts(self, **options)
 
     def events(self, since: str | None = None, limit: int = 100) -> dict[str, Any]:
-        """Recent history across items; see :func:`pm_core.tracker.admin.events`."""
-        from pm_core.tracker.admin import events
+        """Recent history across items; see :func:`pm_core.tracker.ops.admin.events`."""
+        from pm_core.tracker.ops.admin import events
 
         return events(self, since, limit)
 
@@ -1141,7 +1141,7 @@ class _Snapshot:
         self.new_ids.append(item_id)
 
     def rollback(self) -> None:
-        from pm_core.tracker.store import atomic_write
+        from pm_core.tracker.storage.store import atomic_write
 
         store = self.tracker.store
         for item_id in self.new_ids:

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
+from pm_plugins.apps_ui.apps import APP_CONTRACTS, render_app_html  # noqa: E402
 
-from plugins.apps_ui.apps import APP_CONTRACTS, render_app_html  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, HOST_DIR  # noqa: E402
 from tests.e2e.viewhost import ViewHost  # noqa: E402
 from tests.e2e.workspace import collect_cases  # noqa: E402

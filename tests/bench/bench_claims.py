@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import ConflictError
+from pm_core.tracker.model.errors import ConflictError
 
 GIT_ID = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
 

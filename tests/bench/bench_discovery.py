@@ -24,9 +24,9 @@ import time
 from typing import Any
 
 import attrs
+from pm_plugins.progressive_discovery import ENTRY_CATALOG
+from pm_plugins.progressive_discovery.index import IndexCache
 
-from plugins.progressive_discovery import ENTRY_CATALOG
-from plugins.progressive_discovery.index import IndexCache
 from pm_core.contracts import FAMILIES, ToolDescriptor, WorkspaceContracts
 from pm_core.sdk import discover_tools
 
@@ -178,7 +178,7 @@ def entry_catalog_tokens() -> tuple[int, str]:
     from pm_core.host import build_host
 
     names = ["progressive_discovery"]
-    have_tracker = importlib.util.find_spec("plugins.tracker_tools") is not None
+    have_tracker = importlib.util.find_spec("pm_plugins.tracker_tools") is not None
     if have_tracker:
         names.append("tracker_tools")
     plugins = [(n, __import__(f"plugins.{n}", fromlist=["_"])) for n in names]

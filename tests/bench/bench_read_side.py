@@ -28,11 +28,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pm_core.tracker import history as hist
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import CorruptItemError
-from pm_core.tracker.model import Item
-from pm_core.tracker.store import encode_item
+from pm_core.tracker.model.errors import CorruptItemError
+from pm_core.tracker.model.item import Item
+from pm_core.tracker.storage import history as hist
+from pm_core.tracker.storage.store import encode_item
 
 WORDS = tuple(
     [

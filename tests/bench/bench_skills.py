@@ -26,8 +26,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from plugins.skills_sep2640 import pm_skill_origins
-from plugins.skills_sep2640.limits import MIB
+from pm_plugins.skills_sep2640 import pm_skill_origins
+from pm_plugins.skills_sep2640.limits import MIB
+
 from pm_core.contracts import SkillOrigin
 from pm_core.sdk import SkillRegistry
 

@@ -27,11 +27,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pm_core.tracker import history as hist
-from pm_core.tracker.clock import format_iso
-from pm_core.tracker.model import item_from_record
-from pm_core.tracker.store import encode_item
-from pm_core.tracker.workspace import TRACKER_DIR, init_workspace, type_folder
+from pm_core.tracker.model.clock import format_iso
+from pm_core.tracker.model.item import item_from_record
+from pm_core.tracker.storage import history as hist
+from pm_core.tracker.storage.store import encode_item
+from pm_core.tracker.storage.workspace import TRACKER_DIR, init_workspace, type_folder
 
 DEFAULT_SEED = 20260731
 #: Written next to ``.agents`` once every file is in place (a cache key).

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import ConsoleMessage, FrameLocator, Page
-
-from plugins.apps_ui.apps import render_app_html
+from pm_plugins.apps_ui.apps import render_app_html
 
 #: The host context a well-behaved host sends; the views must cope with less.
 LIGHT_CONTEXT: dict[str, Any] = {

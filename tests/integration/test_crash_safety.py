@@ -1,6 +1,6 @@
 """A writer killed by SIGKILL at any step of a write never leaves a torn tracker.
 
-``PM_FAULT_KILL_AT=<step>`` (see :mod:`pm_core.tracker.faults`) makes ``pm``
+``PM_FAULT_KILL_AT=<step>`` (see :mod:`pm_core.tracker.storage.faults`) makes ``pm``
 kill itself between the steps of a write: lock taken, temp file written,
 temp file renamed over the item, history appended. After each crash every
 item parses, ``pm validate`` names exactly the item whose file got ahead of
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from pm_core.tracker.faults import STEPS
+from pm_core.tracker.storage.faults import STEPS
 from tests.support.mcp_client import McpProcess
 from tests.support.pm_cli import PmCli, Result, pm_executable
 
@@ -233,7 +233,7 @@ def test_stray_temp_file_of_a_killed_writer_does_not_break_later_reads_or_writes
 WRITER = """
 import sys
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import ConflictError
+from pm_core.tracker.model.errors import ConflictError
 
 root, tag, *ids = sys.argv[1:]
 tracker = Tracker(root, author="looper", env={})
@@ -315,7 +315,7 @@ def test_writer_loop_killed_at_random_moments_loses_no_acknowledged_write(
 HOLDER = """
 import sys, time
 from pathlib import Path
-from pm_core.tracker.locks import item_lock
+from pm_core.tracker.storage.locks import item_lock
 
 with item_lock(Path(sys.argv[1]), sys.argv[2], "holder-bot", wait_ms=0):
     print("held", flush=True)

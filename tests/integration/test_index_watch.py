@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pm_core.tracker.index.watch import client as watchclient
 
-from pm_core.tracker import indexing, watchclient
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.index import RefreshStats
-from pm_core.tracker.listing import list_items
-from pm_core.tracker.watch import inotify_available
+from pm_core.tracker.index import access as indexing
+from pm_core.tracker.index.db import RefreshStats
+from pm_core.tracker.index.watch.inotify import inotify_available
+from pm_core.tracker.query.listing import list_items
 from tests.bench.generate import generate
 
 pytestmark = pytest.mark.skipif(not inotify_available(), reason="the watcher needs inotify")
@@ -349,7 +350,7 @@ def test_changes_past_the_watchers_log_mean_a_full_listing(root: Path) -> None:
     subprocess.Popen(
         [
             sys.executable,
-            *("-m", "pm_core.tracker.watchd", str(root)),
+            *("-m", "pm_core.tracker.index.watch.daemon", str(root)),
             *("--idle", "60", "--log-max", "3"),
         ],
         stdin=subprocess.DEVNULL,
@@ -373,7 +374,7 @@ def test_changes_past_the_watchers_log_mean_a_full_listing(root: Path) -> None:
 WORKER = """
 import json, sys, time
 from pathlib import Path
-from pm_core.tracker import indexing
+from pm_core.tracker.index import access as indexing
 from pm_core.tracker.api import Tracker
 
 root, stop, ids = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3].split(",")
@@ -518,7 +519,7 @@ def test_pm_index_status_and_stop(root: Path) -> None:
 def test_bad_watch_settings_are_errors_naming_the_key(
     root: Path, values: dict[str, Any], problem: str
 ) -> None:
-    from pm_core.tracker.errors import UsageError
+    from pm_core.tracker.model.errors import UsageError
 
     set_index_settings(root, **values)
     with pytest.raises(UsageError) as caught:

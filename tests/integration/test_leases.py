@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.clock import parse_iso
-from pm_core.tracker.errors import ConflictError, PmError
-from pm_core.tracker.leases import Lease
-from pm_core.tracker.remote_leases import RemoteLeases
-from pm_core.tracker.validate import validate
+from pm_core.tracker.claims.leases import Lease
+from pm_core.tracker.claims.remote import RemoteLeases
+from pm_core.tracker.model.clock import parse_iso
+from pm_core.tracker.model.errors import ConflictError, PmError
+from pm_core.tracker.query.validate import validate
 
 GIT_ID = ["-c", "user.name=seed", "-c", "user.email=seed@example.invalid"]
 #: A child that waits for the start signal, then runs ``pm`` with the given arguments.
@@ -247,7 +247,7 @@ def test_claims_lists_live_leases_from_the_remote_with_fetch_time(world: World) 
 
 
 def test_next_and_context_skip_items_leased_in_another_clone(world: World) -> None:
-    from pm_core.tracker.ranking import context, next_items
+    from pm_core.tracker.query.ranking import context, next_items
 
     (_, alice), (_, bob) = agents(world, "alice", "bob")
     alice.claim(world.item)
@@ -260,7 +260,7 @@ def test_next_and_context_skip_items_leased_in_another_clone(world: World) -> No
 
 
 def test_losing_claimant_remembers_the_winner_without_a_fetch(world: World) -> None:
-    from pm_core.tracker.ranking import next_items
+    from pm_core.tracker.query.ranking import next_items
 
     (_, alice), (_, bob) = agents(world, "alice", "bob")
     alice.claim(world.item)

@@ -1,4 +1,5 @@
-"""A built wheel carries the four skills (as ``pm_core._skills``) and every package.
+"""A built wheel carries the four skills (as ``pm_core._skills``), the built-in plugins
+(as ``pm_plugins``) and every package.
 
 Builds the wheel with ``python -m build --wheel`` into a temporary directory,
 so it exercises the real packaging configuration, not the editable install.
@@ -62,5 +63,13 @@ def test_wheel_ships_every_package_and_data_file_of_the_source_tree(
     wheel: zipfile.ZipFile,
 ) -> None:
     # Catches a package added to the tree but not to pyproject's packages list.
-    missing = sorted((_tree("pm_core") | _tree("plugins")) - set(wheel.namelist()))
+    plugins = {"pm_plugins/" + n.removeprefix("plugins/") for n in _tree("plugins")}
+    missing = sorted((_tree("pm_core") | plugins) - set(wheel.namelist()))
     assert missing == [], f"not in the wheel (add them to [tool.setuptools] packages): {missing}"
+
+
+def test_wheel_has_no_top_level_plugins_package(wheel: zipfile.ZipFile) -> None:
+    # A top-level "plugins" package would be overwritten by any other wheel shipping one.
+    tops = {n.split("/", 1)[0] for n in wheel.namelist() if "/" in n}
+    assert "plugins" not in tops
+    assert {"pm_core", "pm_plugins"} <= tops

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import plugins.progressive_discovery
-import plugins.tracker_tools
+import pm_plugins.progressive_discovery
+import pm_plugins.tracker_tools
+
 from pm_core.capabilities import builtin_commands
 from pm_core.contracts import Tier, ToolDescriptor, WorkspaceContracts
 from pm_core.host import build_host
@@ -76,8 +77,8 @@ def real_catalog() -> list[ToolDescriptor]:
         env={},
         entry_points=False,
         plugins=[
-            ("tracker_tools", plugins.tracker_tools),
-            ("progressive_discovery", plugins.progressive_discovery),
+            ("tracker_tools", pm_plugins.tracker_tools),
+            ("progressive_discovery", pm_plugins.progressive_discovery),
         ],
     )
     return host.catalog(CONTRACTS)

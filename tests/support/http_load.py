@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx2
 
-from pm_core.tracker import history as hist
 from pm_core.tracker.api import Tracker
+from pm_core.tracker.storage import history as hist
 from tests.support.mcp_http import (
     ACCEPT,
     HANDSHAKE,

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from plugins.skills_sep2640 import pm_skill_origins
-from plugins.skills_sep2640.capability import SKILLS_EXTENSION_ID, SKILLS_REVISION
+from pm_plugins.skills_sep2640 import pm_skill_origins
+from pm_plugins.skills_sep2640.capability import SKILLS_EXTENSION_ID, SKILLS_REVISION
+
 from pm_core.contracts import RequestContext, ResourceContent, ServeContext, SkillOrigin
 from pm_core.tracker.api import Tracker
 

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+import pm_plugins.profiles
+import pm_plugins.tracker_tools
+import pm_plugins.workspace_resources
 
-import plugins.profiles
-import plugins.tracker_tools
-import plugins.workspace_resources
 from pm_core import hookimpl
 from pm_core.contracts import (
     RequestContext,
@@ -28,9 +28,9 @@ from pm_core.host import Host, build_host
 from pm_core.tracker.api import Tracker
 
 BUILTIN_PLUGINS: tuple[tuple[str, object], ...] = (
-    ("tracker_tools", plugins.tracker_tools),
-    ("profiles", plugins.profiles),
-    ("workspace_resources", plugins.workspace_resources),
+    ("tracker_tools", pm_plugins.tracker_tools),
+    ("profiles", pm_plugins.profiles),
+    ("workspace_resources", pm_plugins.workspace_resources),
 )
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from pm_core.capabilities import builtin_commands
-from pm_core.tracker import admin
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import ConflictError, NoEffectError, NotFoundError, UsageError
-from pm_core.tracker.model import FIELD_ORDER
+from pm_core.tracker.model.errors import ConflictError, NoEffectError, NotFoundError, UsageError
+from pm_core.tracker.model.item import FIELD_ORDER
+from pm_core.tracker.ops import admin
 from tests.support.trackers import add, make_tracker
 
 

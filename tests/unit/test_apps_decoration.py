@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pm_plugins.apps_ui
 import pytest
+from pm_plugins.apps_ui.apps import APP_CONTRACTS, decorate_tools_with_apps
 
-import plugins.apps_ui
-from plugins.apps_ui.apps import APP_CONTRACTS, decorate_tools_with_apps
 from pm_core import hookimpl
 from pm_core.contracts import RequestContext, ToolDescriptor
 from pm_core.host import Host, build_host
@@ -41,7 +41,7 @@ CATALOG = [tool(name) for name in [*VIEW_TOOLS, "pm_get", "pm_search"]]
 
 
 def host_with(*extra: tuple[str, object]) -> Host:
-    return build_host(env={}, entry_points=False, plugins=[("apps_ui", plugins.apps_ui), *extra])
+    return build_host(env={}, entry_points=False, plugins=[("apps_ui", pm_plugins.apps_ui), *extra])
 
 
 @pytest.fixture

@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 from mcp.server import apps as sdk_apps
-
-from plugins.apps_ui.apps import (
+from pm_plugins.apps_ui.apps import (
     SPEC_VERSION,
     app_mime_type,
     extension_id,
     has_apps_capability,
     server_settings,
 )
+
 from pm_core.contracts import RequestContext
 
 UI = "io.modelcontextprotocol/ui"

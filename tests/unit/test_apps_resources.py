@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import pm_plugins.apps_ui
 import pytest
 
-import plugins.apps_ui
 from pm_core.contracts import ProtocolError, RequestContext, ResourceProvider, ServeContext
 from pm_core.host import build_host
 
@@ -31,7 +31,7 @@ URIS = [f"ui://pm/{v}.html" for v in ("context", "graph", "plan", "assurance", "
 
 @pytest.fixture
 def provider() -> ResourceProvider:
-    host = build_host(env={}, entry_points=False, plugins=[("apps_ui", plugins.apps_ui)])
+    host = build_host(env={}, entry_points=False, plugins=[("apps_ui", pm_plugins.apps_ui)])
     (found,) = [p for p in host.resource_providers() if p.prefix == "ui://pm/"]
     return found
 

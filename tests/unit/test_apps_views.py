@@ -8,8 +8,7 @@ import subprocess
 import sys
 
 import pytest
-
-from plugins.apps_ui.apps import APP_CONTRACTS, render_app_html
+from pm_plugins.apps_ui.apps import APP_CONTRACTS, render_app_html
 
 VIEWS = [c.view for c in APP_CONTRACTS]
 
@@ -112,14 +111,15 @@ def test_unknown_view_name_is_rejected_with_the_known_names() -> None:
 
 def test_importing_the_plugin_leaves_the_mcp_stack_unloaded() -> None:
     # The pm CLI loads every plugin; it must not pay for importing the MCP SDK.
-    code = "import sys, plugins.apps_ui, pm_core.sdk; print('mcp' in sys.modules)"
+    code = "import sys, pm_plugins.apps_ui, pm_core.sdk; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
 def test_sdk_exports_the_apps_policy_for_custom_hosts() -> None:
+    from pm_plugins.apps_ui import apps
+
     import pm_core.sdk as sdk
-    from plugins.apps_ui import apps
 
     for name in (
         "APP_CONTRACTS",

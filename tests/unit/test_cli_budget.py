@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pm_core.cli.output import FIRST_HEAD, encode_toon, render, render_head
-from pm_core.tracker.budget import (
+from pm_core.tracker.query.budget import (
     OMITTED_KEY,
     Elided,
     ceiling,

@@ -11,12 +11,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pm_plugins.profiles
+import pm_plugins.progressive_discovery
+import pm_plugins.tracker_tools
 import pytest
+from pm_plugins.progressive_discovery import EXTENSION_ID, negotiated
 
-import plugins.profiles
-import plugins.progressive_discovery
-import plugins.tracker_tools
-from plugins.progressive_discovery import EXTENSION_ID, negotiated
 from pm_core import hookimpl
 from pm_core.contracts import (
     CommandSpec,
@@ -58,11 +58,11 @@ class Extension:
 
 def make_host(*extra: tuple[str, object], profiles: bool = True) -> Host:
     base: list[tuple[str, object]] = [
-        ("tracker_tools", plugins.tracker_tools),
-        ("progressive_discovery", plugins.progressive_discovery),
+        ("tracker_tools", pm_plugins.tracker_tools),
+        ("progressive_discovery", pm_plugins.progressive_discovery),
     ]
     if profiles:
-        base.append(("profiles", plugins.profiles))
+        base.append(("profiles", pm_plugins.profiles))
     return build_host(env={}, entry_points=False, plugins=[*base, *extra])
 
 

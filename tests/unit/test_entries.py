@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.entries import entry_problems
-from pm_core.tracker.model import item_from_record
-from pm_core.tracker.validate import validate
+from pm_core.tracker.model.entries import entry_problems
+from pm_core.tracker.model.item import item_from_record
+from pm_core.tracker.query.validate import validate
 
 
 def test_well_formed_entries_have_no_problems() -> None:

@@ -16,9 +16,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pm_core.tracker import history as hist
-from pm_core.tracker.errors import CorruptItemError
-from pm_core.tracker.model import document_hash
+from pm_core.tracker.model.errors import CorruptItemError
+from pm_core.tracker.model.item import document_hash
+from pm_core.tracker.storage import history as hist
 
 FUZZ = settings(max_examples=300, deadline=None)
 #: Chains and files cost more per example (JSON patches, a temporary folder).

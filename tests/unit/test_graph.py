@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import NotFoundError, UsageError
-from pm_core.tracker.graph import deps_tree, find_cycles, graph, shortest_path
-from pm_core.tracker.view import Edge
+from pm_core.tracker.model.errors import NotFoundError, UsageError
+from pm_core.tracker.query.graph import deps_tree, find_cycles, graph, shortest_path
+from pm_core.tracker.query.view import Edge
 from tests.support.trackers import add, make_tracker
 
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from pm_core.tracker import history as hist
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import CorruptItemError, NotFoundError, UsageError
-from pm_core.tracker.model import document_hash
+from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, UsageError
+from pm_core.tracker.model.item import document_hash
+from pm_core.tracker.storage import history as hist
 
 
 def _history_lines(tracker: Tracker, item_id: str) -> list[dict[str, object]]:

@@ -18,7 +18,7 @@ from pm_core.contracts import (
 )
 from pm_core.hosting import call_command, list_tools, run_command
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import NotFoundError, PmError, UsageError
+from pm_core.tracker.model.errors import NotFoundError, PmError, UsageError
 from tests.support.toolhost import ToolHost, make_host
 
 

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from pm_core.tracker import indexing
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.index import ReadIndex
-from pm_core.tracker.listing import list_items
-from pm_core.tracker.ranking import context, next_items
-from pm_core.tracker.search import search
+from pm_core.tracker.index import access as indexing
+from pm_core.tracker.index.db import ReadIndex
+from pm_core.tracker.query.listing import list_items
+from pm_core.tracker.query.ranking import context, next_items
+from pm_core.tracker.query.search import search
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 AUTHOR = "alice"
@@ -116,7 +116,7 @@ def test_parent_scoped_reads_and_pinned_ids_equal_file_scan(root: Path) -> None:
 
 def test_the_index_itself_answers_parent_scoped_next_and_context(root: Path) -> None:
     # ``same`` cannot tell an index answer from the file scan it falls back to.
-    from pm_core.tracker import indexrank
+    from pm_core.tracker.index import rank as indexrank
 
     epic = first_file(root, "epics").stem
     options: dict[str, Any] = {"limit": 10, "parent": epic, "token_budget": None, "now": NOW}
@@ -148,7 +148,7 @@ def test_focus_and_claims_shape_next_the_same_way(root: Path) -> None:
     tracker = on(root)
     task = listed_ids(tracker, type="Task", status="open")[0]
     tracker.claim(task)
-    from pm_core.tracker.focus import set_focus
+    from pm_core.tracker.ops.focus import set_focus
 
     set_focus(tracker, task)
     result = same(root, lambda t: next_items(t, now=NOW, limit=20))
@@ -383,7 +383,7 @@ def _all_files(root: Path) -> Iterator[Path]:
 def test_fast_reader_decodes_every_generated_file_like_the_full_decoder(root: Path) -> None:
     import toon_format
 
-    from pm_core.tracker.fastread import read_record
+    from pm_core.tracker.storage.fastread import read_record
 
     for path in _all_files(root):
         text = path.read_text(encoding="utf-8")
@@ -435,7 +435,7 @@ def test_folders_mode_sees_in_place_edits_at_the_next_full_check(root: Path) -> 
 
 
 def test_unknown_verify_mode_is_a_clear_error(root: Path) -> None:
-    from pm_core.tracker.errors import UsageError
+    from pm_core.tracker.model.errors import UsageError
 
     _settings(root, verify="sometimes")
     with pytest.raises(UsageError, match="verify mode 'sometimes'"):
@@ -478,7 +478,7 @@ def test_search_index_after_changes_equals_a_fresh_build(root: Path) -> None:
 def test_first_build_with_progress_draws_a_line_on_stderr(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pm_core.tracker.indexing import config
+    from pm_core.tracker.index.access import config
 
     built = ReadIndex(root, config(on(root)), progress=True)
     try:
@@ -515,7 +515,7 @@ def test_index_busy_with_another_writer_falls_back_and_keeps_the_database(root: 
 
 
 def test_bad_index_wait_setting_is_a_clear_error(root: Path) -> None:
-    from pm_core.tracker.errors import UsageError
+    from pm_core.tracker.model.errors import UsageError
 
     _settings(root, wait_seconds="soon")
     with pytest.raises(UsageError, match=r"index\.wait_seconds must be a number"):
@@ -542,7 +542,8 @@ def test_write_does_not_wait_for_a_busy_index_and_the_next_read_catches_up(root:
 def test_context_without_a_second_connection_reads_everything_on_the_first(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pm_core.tracker import indexrank, indexscore
+    from pm_core.tracker.index import rank as indexrank
+    from pm_core.tracker.index import score as indexscore
 
     options: dict[str, Any] = {"limit": 10, "parent": None, "token_budget": None, "now": NOW}
     both = indexrank.context(on(root), depth="brief", section=None, **options)
@@ -560,8 +561,8 @@ def test_context_without_a_second_connection_reads_everything_on_the_first(
 
 
 def test_a_failure_beside_the_main_connection_reaches_the_caller(root: Path) -> None:
-    from pm_core.tracker.indexrank import beside
-    from pm_core.tracker.indexsource import Source
+    from pm_core.tracker.index.rank import beside
+    from pm_core.tracker.index.source import Source
 
     tracker = on(root)
     index = indexing.fresh(tracker)

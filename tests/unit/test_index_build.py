@@ -6,11 +6,11 @@ import os
 import sqlite3
 from pathlib import Path
 
-from pm_core.tracker import indexing
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.indexparse import Context, Rows, parse_rows, parsed_batches
-from pm_core.tracker.indexschema import STATEMENTS
-from pm_core.tracker.indexwrite import GUARDED_TRIGGERS, STALE_GUARD
+from pm_core.tracker.index import access as indexing
+from pm_core.tracker.index.parse import Context, Rows, parse_rows, parsed_batches
+from pm_core.tracker.index.schema import STATEMENTS
+from pm_core.tracker.index.write import GUARDED_TRIGGERS, STALE_GUARD
 
 
 def _listing(root: Path) -> tuple[list[str], list[tuple[int, int, int]]]:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from pm_core.tracker import indexing
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.indexderived import BULK_DIRTY, Derived
-from pm_core.tracker.ranking import context, next_items
+from pm_core.tracker.index import access as indexing
+from pm_core.tracker.index.derived import BULK_DIRTY, Derived
+from pm_core.tracker.query.ranking import context, next_items
 from tests.unit.test_index import NOW, listed_ids, on, same
 
 

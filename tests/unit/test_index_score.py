@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from pm_core.tracker import indexed, indexing
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.indexrows import GROUPS
-from pm_core.tracker.indexscore import (
+from pm_core.tracker.index import access as indexing
+from pm_core.tracker.index import reads as indexed
+from pm_core.tracker.index.rows import GROUPS
+from pm_core.tracker.index.score import (
     Ranking,
     candidate_source,
     count_sql,
@@ -28,8 +29,8 @@ from pm_core.tracker.indexscore import (
     integer_weights,
     rank,
 )
-from pm_core.tracker.listing import list_items
-from pm_core.tracker.search import DEFAULT_WEIGHTS, parse_query, search
+from pm_core.tracker.query.listing import list_items
+from pm_core.tracker.query.search import DEFAULT_WEIGHTS, parse_query, search
 
 #: Splits every search of the 300-item workspace over two connections.
 ALWAYS_SPLIT = 1

@@ -16,8 +16,8 @@ import pytest
 
 from pm_core.cli.output import render, render_head
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.listing import list_head, list_items
-from pm_core.tracker.search import search
+from pm_core.tracker.query.listing import list_head, list_items
+from pm_core.tracker.query.search import search
 
 #: A ceiling small enough that the 300-item workspace's listings shrink.
 SETTINGS = {"output": {"token_budgets": {"read": {"toon": 400, "json": 500}}}}

@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.clock import format_iso, parse_iso
-from pm_core.tracker.errors import ConflictError, NoEffectError, UsageError
-from pm_core.tracker.leases import (
+from pm_core.tracker.claims.leases import (
     ClaimsConfig,
     Decision,
     Lease,
@@ -20,7 +18,9 @@ from pm_core.tracker.leases import (
     read_cache,
     remember,
 )
-from pm_core.tracker.ranking import next_items
+from pm_core.tracker.model.clock import format_iso, parse_iso
+from pm_core.tracker.model.errors import ConflictError, NoEffectError, UsageError
+from pm_core.tracker.query.ranking import next_items
 from tests.support.trackers import add, as_author, hand_edit, make_tracker
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -309,7 +309,7 @@ def test_local_mode_ignores_a_cache_of_remote_leases(t: Tracker) -> None:
 
 
 def test_lease_disagreements_are_empty_in_local_mode(t: Tracker) -> None:
-    from pm_core.tracker.validate import validate
+    from pm_core.tracker.query.validate import validate
 
     item = add(t, "Work")
     as_author(t, "bob").claim(item)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import (
+from pm_core.tracker.model.errors import (
     ConflictError,
     DependencyError,
     NoEffectError,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import UsageError
-from pm_core.tracker.listing import list_items
+from pm_core.tracker.model.errors import UsageError
+from pm_core.tracker.query.listing import list_items
 from tests.support.trackers import add, as_author, hand_edit, make_tracker
 
 

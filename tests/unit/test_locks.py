@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.clock import now_iso
-from pm_core.tracker.errors import ConflictError
-from pm_core.tracker.locks import item_lock, lock_holder
+from pm_core.tracker.model.clock import now_iso
+from pm_core.tracker.model.errors import ConflictError
+from pm_core.tracker.storage.locks import item_lock, lock_holder
 
 
 def _write_lock(locks: Path, item_id: str, **fields: object) -> Path:

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.locks import item_lock
+from pm_core.tracker.storage.locks import item_lock
 
 
 def test_threads_writing_one_item_all_land(tracker: Tracker) -> None:

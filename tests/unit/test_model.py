@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-from pm_core.tracker.model import (
+from pm_core.tracker.model.item import (
     FIELD_ORDER,
     ITEM_FIELDS,
     Item,

@@ -13,13 +13,13 @@ import os
 from pathlib import Path
 
 import pytest
+from pm_plugins.apps_ui.apps import APP_CONTRACTS, read_app_resource
+from pm_plugins.workspace_resources.resources import guide_text
 
-from plugins.apps_ui.apps import APP_CONTRACTS, read_app_resource
-from plugins.workspace_resources.resources import guide_text
 from pm_core.contracts import ProtocolError
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import CorruptItemError, NoEffectError, NotFoundError, UsageError
-from pm_core.tracker.store import MAX_ID_LENGTH
+from pm_core.tracker.model.errors import CorruptItemError, NoEffectError, NotFoundError, UsageError
+from pm_core.tracker.storage.store import MAX_ID_LENGTH
 
 HOSTILE_IDS = [
     "../x",

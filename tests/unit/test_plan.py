@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import DependencyError, NoEffectError, NotFoundError, UsageError
-from pm_core.tracker.plan import (
+from pm_core.tracker.model.errors import DependencyError, NoEffectError, NotFoundError, UsageError
+from pm_core.tracker.ops.plan import (
     plan_add_step,
     plan_create,
     plan_decision,

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from pm_plugins.tracker_tools import pm_run_actions
 
-from plugins.tracker_tools import pm_run_actions
 from pm_core import hookimpl
 from pm_core.capabilities import builtin_commands
 from pm_core.contracts import (
@@ -19,7 +19,7 @@ from pm_core.contracts import (
     WorkspaceContracts,
 )
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import NotFoundError, UsageError
+from pm_core.tracker.model.errors import NotFoundError, UsageError
 from tests.support.toolhost import ToolHost, make_host
 
 
@@ -79,7 +79,7 @@ def actions(tools: ToolHost, profile: str) -> list[str]:
 
 
 def test_static_schema_lists_every_runnable_built_in_but_run_itself() -> None:
-    from plugins.tracker_tools.run import input_schema
+    from pm_plugins.tracker_tools.run import input_schema
 
     contracts = WorkspaceContracts(types=("Task",), statuses=("open",))
     enum = input_schema(contracts)["properties"]["action"]["enum"]

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.clock import format_iso
-from pm_core.tracker.errors import NotFoundError, UsageError
-from pm_core.tracker.focus import clear_focus, get_focus, set_focus
-from pm_core.tracker.ranking import compute_signals, context, next_items
-from pm_core.tracker.view import build_view
+from pm_core.tracker.model.clock import format_iso
+from pm_core.tracker.model.errors import NotFoundError, UsageError
+from pm_core.tracker.ops.focus import clear_focus, get_focus, set_focus
+from pm_core.tracker.query.ranking import compute_signals, context, next_items
+from pm_core.tracker.query.view import build_view
 from tests.support.trackers import add, as_author, hand_edit, make_tracker
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import UsageError
-from pm_core.tracker.search import (
+from pm_core.tracker.model.errors import UsageError
+from pm_core.tracker.query.search import (
     CorpusStats,
     SearchDoc,
     bm25_score,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import click
 import pytest
+from pm_plugins.skills_sep2640.registry import SkillRegistry
 
-from plugins.skills_sep2640.registry import SkillRegistry
 from pm_core import hookspecs
 from pm_core.capabilities import builtin_commands
 from pm_core.cli.app import cli

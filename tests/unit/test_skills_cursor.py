@@ -6,8 +6,8 @@ import base64
 import re
 
 import pytest
+from pm_plugins.skills_sep2640.cursor import CursorCodec
 
-from plugins.skills_sep2640.cursor import CursorCodec
 from pm_core.contracts import ProtocolError
 
 KEY = b"k" * 32

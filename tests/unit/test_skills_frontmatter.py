@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from plugins.skills_sep2640.frontmatter import parse_frontmatter
-from plugins.skills_sep2640.limits import SkillRejected
+from pm_plugins.skills_sep2640.frontmatter import parse_frontmatter
+from pm_plugins.skills_sep2640.limits import SkillRejected
 
 
 def _md(header: str, newline: str = "\n") -> bytes:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 import structlog
+from pm_plugins.skills_sep2640.limits import MAX_FILE_BYTES, MIB
+from pm_plugins.skills_sep2640.registry import SkillRegistry
+from pm_plugins.skills_sep2640.scan import plan_skill, read_planned
+from pm_plugins.skills_sep2640.service import RegistryCache, SkillsService
 
-from plugins.skills_sep2640.limits import MAX_FILE_BYTES, MIB
-from plugins.skills_sep2640.registry import SkillRegistry
-from plugins.skills_sep2640.scan import plan_skill, read_planned
-from plugins.skills_sep2640.service import RegistryCache, SkillsService
 from pm_core.contracts import ProtocolError
 from tests.support.skills import (
     PACKAGE_SKILLS,

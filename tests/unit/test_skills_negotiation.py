@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pm_plugins.skills_sep2640 as skills_plugin
 import pytest
-
-import plugins.skills_sep2640 as skills_plugin
-from plugins.skills_sep2640.capability import (
+from pm_plugins.skills_sep2640.capability import (
     SKILLS_EXTENSION_ID,
     SKILLS_REVISION,
     SKILLS_SERVER_CAPABILITY,
     assert_skills_capability,
 )
-from plugins.skills_sep2640.service import SkillsService
+from pm_plugins.skills_sep2640.service import SkillsService
+
 from pm_core.contracts import ProtocolError, RequestContext
 from pm_core.host import build_host
 from tests.support.skills import package_origins, request, serve

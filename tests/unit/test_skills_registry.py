@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pm_plugins.skills_sep2640 import pm_skill_origins
+from pm_plugins.skills_sep2640.registry import DIRECTORY_PAGE_SIZE, SkillRegistry
+from pm_plugins.skills_sep2640.service import RegistryCache, SkillsService
 
-from plugins.skills_sep2640 import pm_skill_origins
-from plugins.skills_sep2640.registry import DIRECTORY_PAGE_SIZE, SkillRegistry
-from plugins.skills_sep2640.service import RegistryCache, SkillsService
 from pm_core import __version__
 from pm_core.contracts import ProtocolError, ServeContext
 from tests.support.skills import (

@@ -55,9 +55,9 @@ def test_importing_the_sdk_does_not_import_the_mcp_adapter() -> None:
 
 def test_loading_the_plugin_defers_yaml_and_the_registry_until_skills_are_served() -> None:
     probe = (
-        "import sys, plugins.skills_sep2640 as p\n"
+        "import sys, pm_plugins.skills_sep2640 as p\n"
         "p.pm_skill_origins(None); p.pm_protocol_extensions(); p.pm_resource_providers()\n"
-        "print(sorted(m for m in ('yaml', 'plugins.skills_sep2640.registry') if m in sys.modules))"
+        "print(sorted(m for m in ('yaml', 'pm_plugins.skills_sep2640.registry') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pm_core.tracker import tests_runs as runs
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import NoEffectError, NotFoundError, UsageError
+from pm_core.tracker.model.errors import NoEffectError, NotFoundError, UsageError
+from pm_core.tracker.ops import linked_tests as runs
 from tests.support.trackers import add, make_tracker
 
 PY = sys.executable

@@ -11,7 +11,7 @@ import toon_format
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pm_core.tracker.toon import encode
+from pm_core.tracker.storage.toon import encode
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "toon"
 

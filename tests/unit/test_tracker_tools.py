@@ -9,17 +9,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from pm_plugins.tracker_tools import tool_specs
 
-from plugins.tracker_tools import tool_specs
 from pm_core.capabilities import builtin_commands
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import (
+from pm_core.tracker.model.errors import (
     ConflictError,
     NoEffectError,
     NotFoundError,
     UsageError,
 )
-from pm_core.tracker.workspace import write_json
+from pm_core.tracker.storage.workspace import write_json
 from tests.support.toolhost import ToolHost, make_host
 
 
@@ -164,7 +164,7 @@ def test_create_without_title_is_a_usage_error(tools: ToolHost) -> None:
 
 
 def test_create_with_dependency_on_missing_item_is_refused_unless_allowed(tools: ToolHost) -> None:
-    from pm_core.tracker.errors import DependencyError
+    from pm_core.tracker.model.errors import DependencyError
 
     with pytest.raises(DependencyError):
         tools.call("pm_create", {"options": {"title": "a", "deps": ["pm-nope"]}})

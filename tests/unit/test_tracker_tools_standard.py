@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import NoEffectError, NotFoundError, UsageError
+from pm_core.tracker.model.errors import NoEffectError, NotFoundError, UsageError
 from tests.support.toolhost import ToolHost, make_host
 
 
@@ -96,7 +96,7 @@ def test_deps_add_show_and_remove(tools: ToolHost, item: str) -> None:
 
 
 def test_deps_on_self_is_refused(tools: ToolHost, item: str) -> None:
-    from pm_core.tracker.errors import DependencyError
+    from pm_core.tracker.model.errors import DependencyError
 
     with pytest.raises(DependencyError):
         tools.call("pm_deps", {"id": item, "add": item})

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from pm_core.tracker import history as hist
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.errors import UsageError
-from pm_core.tracker.model import Item
-from pm_core.tracker.validate import health, repair_history, validate
+from pm_core.tracker.model.errors import UsageError
+from pm_core.tracker.model.item import Item
+from pm_core.tracker.query.validate import health, repair_history, validate
+from pm_core.tracker.storage import history as hist
 from tests.support.trackers import add, hand_edit, make_tracker
 
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from pm_plugins.workspace_resources.resources import GUIDE_LIMIT, guide_text
 
-from plugins.workspace_resources.resources import GUIDE_LIMIT, guide_text
 from pm_core.contracts import (
     ProtocolError,
     RequestContext,

@@ -1,0 +1,1 @@
+"""The ``pm`` commands, one module per family of commands."""

@@ -1,0 +1,160 @@
+"""Item commands: init, create, update, delete, copy, append.
+
+Declared in :data:`SPECS` (see :mod:`pm_core.cli.argspec`): they run without click.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pm_core.cli.argspec import Arg, Opt, Spec, specs
+from pm_core.cli.fieldopts import FIELD_OPTS, collect_values
+from pm_core.cli.state import CliState, read_text, split_commas
+from pm_core.tracker.model.errors import UsageError
+
+
+def run_init(state: CliState, prefix: str | None, id_prefix: str | None) -> None:
+    """Create the tracker at the repository root (safe to run again)."""
+    if prefix and id_prefix and prefix != id_prefix:
+        raise UsageError("two different prefixes given", hint="pass PREFIX or --id-prefix")
+    result = state.tracker.init(prefix or id_prefix)
+    result["id_prefix"] = state.tracker.prefix
+    result["next_steps"] = [
+        'pm create --title "..." --description "..."',
+        "pm list",
+        "pm next",
+    ]
+    state.emit(result, kind="mutation")
+
+
+def run_create(state: CliState, /, title_arg: str | None, **params: Any) -> None:
+    """Create an item; prints its receipt (id, status, changed fields)."""
+    values = collect_values(params)
+    if title_arg is not None:
+        if values.get("title") not in (None, title_arg):
+            raise UsageError("the title was given twice", hint="pass TITLE or --title, not both")
+        values["title"] = title_arg
+    receipt = state.tracker.create(
+        values,
+        allow_unresolved_deps=bool(params.get("allow_unresolved_deps")),
+        message=params.get("message"),
+    )
+    state.emit(receipt, kind="mutation")
+
+
+def run_update(state: CliState, /, item_id: str, **params: Any) -> None:
+    """Change fields of an item (``--status closed`` closes it, with a reason)."""
+    values = collect_values(params)
+    if params.get("reason"):
+        values["close_reason"] = params["reason"]
+    add_tags = split_commas(params.get("add_tag") or ())
+    remove_tags = split_commas(params.get("remove_tag") or ())
+    remove_deps = list(params.get("dep_remove") or ())
+    unset = split_commas(params.get("unset") or ())
+    if not (values or add_tags or remove_tags or remove_deps or unset):
+        raise UsageError(
+            "nothing to update", hint="pass a field flag, e.g. --status, --title, --add-tag"
+        )
+    receipt = state.tracker.update(
+        item_id,
+        values,
+        unset=unset,
+        add_tags=add_tags,
+        remove_tags=remove_tags,
+        remove_deps=remove_deps,
+        allow_unresolved_deps=bool(params.get("allow_unresolved_deps")),
+        message=params.get("message"),
+    )
+    state.emit(receipt, kind="mutation")
+
+
+def run_delete(state: CliState, item_id: str) -> None:
+    """Delete an item (its history is kept; `pm restore` brings it back)."""
+    state.emit(state.tracker.delete(item_id), kind="mutation")
+
+
+def run_copy(state: CliState, item_id: str, title: str | None) -> None:
+    """Create a new open item from an existing one."""
+    state.emit(state.tracker.copy(item_id, title=title), kind="mutation")
+
+
+def run_append(
+    state: CliState, item_id: str, text: str | None, stdin: bool, body_file: str | None
+) -> None:
+    """Append a paragraph to an item's body."""
+    value = read_text(text, stdin=stdin, file=body_file)
+    if value is None:
+        raise UsageError("nothing to append", hint="pass TEXT, --stdin or --body-file")
+    state.emit(state.tracker.append(item_id, value), kind="mutation")
+
+
+_ITEM = Arg("item_id")
+_MESSAGE = Opt("--message", "-m", dest="message", help="A note recorded in history.")
+
+SPECS = specs(
+    Spec(
+        "init",
+        run_init,
+        args=(Arg("prefix", required=False),),
+        opts=(
+            Opt("--id-prefix", dest="id_prefix", metavar="PREFIX", help="Id prefix (default pm-)."),
+        ),
+    ),
+    Spec(
+        "create",
+        run_create,
+        args=(Arg("title_arg", required=False, metavar="[TITLE]"),),
+        opts=(*FIELD_OPTS, _MESSAGE),
+    ),
+    Spec(
+        "update",
+        run_update,
+        args=(_ITEM,),
+        opts=(
+            *FIELD_OPTS,
+            Opt(
+                "--add-tag",
+                dest="add_tag",
+                multiple=True,
+                help="Add tags (comma separated); repeatable.",
+            ),
+            Opt("--remove-tag", dest="remove_tag", multiple=True, help="Remove tags; repeatable."),
+            Opt(
+                "--dep-remove",
+                dest="dep_remove",
+                multiple=True,
+                metavar="ID[:KIND]",
+                help="Remove a dependency; repeatable.",
+            ),
+            Opt(
+                "--unset",
+                dest="unset",
+                multiple=True,
+                metavar="FIELD",
+                help="Clear a field; repeatable.",
+            ),
+            Opt(
+                "--reason", "-r", dest="reason", help="Close reason, when --status closes the item."
+            ),
+            _MESSAGE,
+        ),
+    ),
+    Spec("delete", run_delete, args=(_ITEM,)),
+    Spec(
+        "copy",
+        run_copy,
+        args=(_ITEM,),
+        opts=(
+            Opt("--title", "-t", dest="title", help="Title of the copy (default: Copy of ...)."),
+        ),
+    ),
+    Spec(
+        "append",
+        run_append,
+        args=(_ITEM, Arg("text", required=False)),
+        opts=(
+            Opt("--stdin", dest="stdin", kind="flag", help="Read the text from stdin."),
+            Opt("--body-file", dest="body_file", metavar="FILE", help="Read the text from FILE."),
+        ),
+    ),
+)

@@ -1,0 +1,1 @@
+"""Claims and leases, in the item file or on the git remote."""

@@ -1,0 +1,1 @@
+"""The rebuildable SQLite read index that answers reads at scale."""

@@ -1,0 +1,1 @@
+"""The per-tracker file watcher (Linux inotify) that tells the index what changed."""

@@ -1,0 +1,1 @@
+"""Branch merge safety: git merge drivers and reconciliation."""

@@ -1,0 +1,1 @@
+"""The item model: fields, entries, ordering, time stamps and errors. Imports nothing else of the tracker."""

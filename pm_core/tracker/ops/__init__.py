@@ -1,0 +1,1 @@
+"""Write operations beyond the item core: admin, plans, linked tests, focus."""

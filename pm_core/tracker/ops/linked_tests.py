@@ -1,0 +1,199 @@
+"""Test commands linked to items, and their recorded runs.
+
+``tests`` entries are ``{command, scope, timeout_seconds, note?}``. A run
+executes each linked command through the shell in the repository root,
+bounded by its timeout, and records one ``test_runs`` entry per command on
+the item (op ``test_run_track``) through :meth:`Tracker.edit`. Output is
+returned (its last 2,000 characters) but not stored in the item file, which
+stays small and reviewable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pm_core.tracker.model.clock import now_iso
+from pm_core.tracker.model.errors import NoEffectError, NotFoundError, UsageError
+from pm_core.tracker.model.item import Item
+
+if TYPE_CHECKING:
+    from pm_core.tracker.api import Receipt, Tracker
+
+DEFAULT_TIMEOUT_SECONDS = 600
+OUTPUT_TAIL_CHARS = 2000
+#: Runs kept in the item file; older ones stay in history.
+KEEP_RUNS = 50
+
+
+def repo_root(tracker: Tracker) -> Path:
+    """The repository holding ``.agents/pm`` (commands run there)."""
+    return tracker.root.parent.parent
+
+
+def _check_timeout(value: int | float | None, what: str) -> None:
+    if value is not None and (isinstance(value, bool) or value <= 0):
+        raise UsageError(f"{what} must be a positive number of seconds, got {value!r}")
+
+
+def test_add(
+    tracker: Tracker,
+    item_id: str,
+    command: str,
+    *,
+    timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS,
+    note: str | None = None,
+) -> Receipt:
+    """Link a test command to an item."""
+    text = (command or "").strip()
+    if not text:
+        raise UsageError("empty test command", hint='pass the command, e.g. "pytest tests/unit"')
+    _check_timeout(timeout_seconds, "timeout_seconds")
+    count: dict[str, int] = {}
+
+    def change(item: Item) -> None:
+        if any(t.get("command") == text for t in item.tests):
+            raise NoEffectError(f"{item.id} already links the test {text!r}")
+        entry: dict[str, Any] = {
+            "command": text,
+            "scope": "project",
+            "timeout_seconds": timeout_seconds,
+        }
+        if note:
+            entry["note"] = note
+        item.tests.append(entry)
+        count["tests"] = len(item.tests)
+
+    receipt = tracker.edit(item_id, "tests_add", change)
+    receipt.update(count)
+    return receipt
+
+
+def test_remove(tracker: Tracker, item_id: str, command: str) -> Receipt:
+    """Unlink a test by its command (or 1-based position)."""
+    ref = (command or "").strip()
+
+    def change(item: Item) -> None:
+        kept = [t for t in item.tests if t.get("command") != ref and t.get("path") != ref]
+        if len(kept) == len(item.tests) and ref.isdigit() and 1 <= int(ref) <= len(item.tests):
+            kept = [t for n, t in enumerate(item.tests, start=1) if n != int(ref)]
+        if len(kept) == len(item.tests):
+            raise NotFoundError(
+                f"{item.id} links no test {ref!r}", hint="`pm test <id>` lists them"
+            )
+        item.tests = kept
+
+    return tracker.edit(item_id, "tests_remove", change)
+
+
+def test_list(tracker: Tracker, item_id: str) -> dict[str, Any]:
+    """The linked tests and the most recent run of each command."""
+    item = tracker.get(item_id)
+    last: dict[str, Mapping[str, Any]] = {}
+    for run in item.test_runs:
+        last[str(run.get("command"))] = run
+    tests = []
+    for test in item.tests:
+        row: dict[str, Any] = dict(test)
+        latest = last.get(str(test.get("command")))
+        if latest is not None:
+            row["last_run"] = {
+                "started_at": latest.get("started_at"),
+                "passed": latest.get("passed"),
+                "exit_code": latest.get("exit_code"),
+            }
+        tests.append(row)
+    return {"id": item.id, "tests": tests, "runs": len(item.test_runs)}
+
+
+def run_command(command: str, cwd: Path, timeout: float) -> dict[str, Any]:
+    """Run one shell command with a timeout; the whole process group dies on timeout.
+
+    A new session is used so a command that spawns children (a shell running
+    ``sleep``, a test runner with workers) cannot outlive its timeout and keep
+    the output pipe open.
+    """
+    started_at = now_iso()
+    start = time.monotonic()
+    process = subprocess.Popen(
+        command,
+        shell=True,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    timed_out = False
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+    text = (output or b"").decode("utf-8", errors="replace")
+    exit_code = None if timed_out else process.returncode
+    return {
+        "command": command,
+        "exit_code": exit_code,
+        "passed": not timed_out and exit_code == 0,
+        "duration_ms": int((time.monotonic() - start) * 1000),
+        "started_at": started_at,
+        "output_tail": text[-OUTPUT_TAIL_CHARS:],
+        "timed_out": timed_out,
+    }
+
+
+def test_run(
+    tracker: Tracker, item_id: str, *, timeout_seconds: int | float | None = None
+) -> dict[str, Any]:
+    """Run every linked test command and record the results on the item.
+
+    ``timeout_seconds`` overrides each link's own timeout. Path-only links
+    (no command) are reported as skipped.
+    """
+    _check_timeout(timeout_seconds, "timeout_seconds")
+    item = tracker.get(item_id)
+    commands = [t for t in item.tests if t.get("command")]
+    skipped = [str(t.get("path")) for t in item.tests if not t.get("command")]
+    if not commands:
+        raise NoEffectError(
+            f"{item.id} has no test commands to run",
+            hint=f'link one: `pm test {item.id} --add "pytest tests/unit"`',
+        )
+    cwd = repo_root(tracker)
+    runs = []
+    for test in commands:
+        limit = timeout_seconds or float(test.get("timeout_seconds") or DEFAULT_TIMEOUT_SECONDS)
+        runs.append(run_command(str(test["command"]), cwd, float(limit)))
+    author = tracker.author
+
+    def change(target: Item) -> None:
+        for run in runs:
+            record = {k: v for k, v in run.items() if k != "output_tail"}
+            record["author"] = author
+            target.test_runs.append(record)
+        del target.test_runs[:-KEEP_RUNS]
+
+    passed = sum(1 for r in runs if r["passed"])
+    tracker.edit(
+        item.id,
+        "test_run_track",
+        change,
+        message=f"tests: {passed} passed, {len(runs) - passed} failed",
+    )
+    result: dict[str, Any] = {
+        "id": item.id,
+        "runs": runs,
+        "summary": {"passed": passed, "failed": len(runs) - passed},
+    }
+    if skipped:
+        result["skipped"] = skipped
+    return result

@@ -1,0 +1,549 @@
+"""``pm validate``, ``pm health`` and history repair.
+
+``validate`` checks the tracker's content (every failure names the item, the
+file, the problem and the fix); ``health`` checks the workspace around it
+(settings, schema, folders, locks, runtime); ``repair_history`` brings
+histories back in line with item files edited by hand or left by a crash.
+Validation only reads; repair writes through :meth:`Tracker.reconcile_history`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pm_core.tracker.model.clock import parse_iso
+from pm_core.tracker.model.errors import CorruptItemError, PmError, UsageError
+from pm_core.tracker.model.item import DEPENDENCY_KINDS, Item, document_hash, normalize_tags
+from pm_core.tracker.query.view import TrackerView, build_view
+from pm_core.tracker.storage import history as hist
+
+if TYPE_CHECKING:
+    from pm_core.tracker.api import Tracker
+
+CHECKS: tuple[str, ...] = (
+    "parse",
+    "metadata",
+    "lifecycle",
+    "dependencies",
+    "history",
+    "duplicates",
+    "claims",
+)
+_RISKS = ("low", "medium", "high", "critical")
+_REPAIR = "pm validate --repair-history"
+Failure = dict[str, Any]
+
+
+def _failure(
+    item_id: str, message: str, *, path: str | None = None, fix: str | None = None
+) -> Failure:
+    out: Failure = {"id": item_id}
+    if path:
+        out["path"] = path
+    out["message"] = message
+    if fix:
+        out["fix"] = fix
+    return out
+
+
+def validate(tracker: Tracker, checks: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run the named checks (all by default): ``{ok, checks: [{name, ok, failures}], counts}``."""
+    selected = list(CHECKS) if not checks else list(dict.fromkeys(checks))
+    unknown = [c for c in selected if c not in CHECKS]
+    if unknown:
+        raise UsageError(
+            f"unknown check(s): {', '.join(unknown)}", hint=f"use any of: {', '.join(CHECKS)}"
+        )
+    view = build_view(tracker)
+    runners = {
+        "parse": _check_parse,
+        "metadata": _check_metadata,
+        "lifecycle": _check_lifecycle,
+        "dependencies": _check_dependencies,
+        "history": _check_history,
+        "duplicates": _check_duplicates,
+        "claims": _check_claims,
+    }
+    results: list[dict[str, Any]] = []
+    total = 0
+    for name in selected:
+        failures = runners[name](tracker, view)
+        total += len(failures)
+        results.append({"name": name, "ok": not failures, "failures": failures})
+    failed = [r for r in results if not r["ok"]]
+    return {
+        "ok": not failed,
+        "checks": results,
+        "counts": {
+            "items": len(view.by_id),
+            "corrupt": len(view.corrupt),
+            "checks": len(results),
+            "failed_checks": len(failed),
+            "failures": total,
+        },
+    }
+
+
+def _item_path(prefix: str, view: TrackerView, item: Item) -> str:
+    # Built from a prefix computed once per check: relative_to per item is slow at 10k items.
+    path = view.paths[item.id][0]
+    return f"{prefix}/{path.parent.name}/{path.name}"
+
+
+def _check_parse(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    return [
+        _failure(
+            path.stem,
+            exc.message,
+            path=view.relpath(path),
+            fix=exc.hint or "fix the file by hand, or `pm restore <id> <version>` from history",
+        )
+        for path, exc in view.corrupt
+    ]
+
+
+def _check_metadata(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    schema = tracker.schema
+    type_folders = {t.name: t.folder for t in schema.types}
+    statuses = set(schema.status_names)
+    out: list[Failure] = []
+    prefix = view.relpath(view.root)
+    from pm_core.tracker.model.entries import checker, entry_problems
+
+    shapes = checker()
+    for item in view.item_list():
+        path = _item_path(prefix, view, item)
+
+        def fail(message: str, fix: str, item: Item = item, path: str = path) -> None:
+            out.append(_failure(item.id, message, path=path, fix=fix))
+
+        for problem in entry_problems(item, shapes):
+            fail(f"malformed entry {problem}", "fix the entry in the item file by hand")
+
+        stem = view.paths[item.id][0].stem
+        if stem != item.id:
+            fail(f"file {stem} holds id {item.id}", "rename the file to match its id")
+        if item.type not in type_folders:
+            fail(
+                f"unknown type {item.type!r}",
+                f"pm schema add type {item.type}, or pm update {item.id} --type Task",
+            )
+        elif view.paths[item.id][0].parent.name != type_folders[item.type]:
+            fail(
+                f"a {item.type} lives in {type_folders[item.type]}/, not "
+                f"{view.paths[item.id][0].parent.name}/",
+                f"move the file to {type_folders[item.type]}/",
+            )
+        if item.status not in statuses:
+            fail(f"unknown status {item.status!r}", f"pm update {item.id} --status open")
+        if not 0 <= item.priority <= 4:
+            fail(f"priority {item.priority} is outside 0-4", f"pm update {item.id} --priority 2")
+        for key in ("created_at", "updated_at"):
+            value = getattr(item, key)
+            try:
+                parse_iso(value)
+            except ValueError:
+                fail(f"{key} {value!r} is not an ISO timestamp", f"set {key} to an ISO 8601 time")
+        if item.tags != normalize_tags(item.tags):
+            fail(
+                "tags are not sorted and unique",
+                f"pm update {item.id} --tags {','.join(normalize_tags(item.tags))}",
+            )
+        if item.risk is not None and str(item.risk).lower() not in _RISKS:
+            fail(f"invalid risk {item.risk!r}", f"pm update {item.id} --risk medium")
+        if item.confidence is not None and not _confidence_ok(item.confidence):
+            fail(f"invalid confidence {item.confidence!r}", "use 0-100 or low/medium/high")
+        for declared in schema.fields:
+            value = item.extra.get(declared.key)
+            if value is not None and not _type_ok(declared.type, value):
+                fail(
+                    f"custom field {declared.key!r} should be {declared.type}, got {value!r}",
+                    f"pm update {item.id} --field {declared.key}=...",
+                )
+    return out
+
+
+def _confidence_ok(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.lower() in ("low", "medium", "high") or (
+            value.isdigit() and 0 <= int(value) <= 100
+        )
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 100
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "string_array":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "object":
+        return isinstance(value, dict)
+    return isinstance(value, str | int | float)
+
+
+def _check_lifecycle(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    require_reason = bool(tracker.settings.get("governance", {}).get("require_close_reason", True))
+    out: list[Failure] = []
+    prefix = view.relpath(view.root)
+    for item in view.item_list():
+        path = _item_path(prefix, view, item)
+        if view.is_terminal(item):
+            if not item.closed_at:
+                out.append(
+                    _failure(
+                        item.id,
+                        f"{item.status} without closed_at",
+                        path=path,
+                        fix=f'pm reopen {item.id}, then pm close {item.id} "reason"',
+                    )
+                )
+            if require_reason and not item.close_reason:
+                out.append(
+                    _failure(
+                        item.id,
+                        f"{item.status} without close_reason",
+                        path=path,
+                        fix=f'pm reopen {item.id}, then pm close {item.id} "reason"',
+                    )
+                )
+            # Closing keeps who did the work (assignee, claim_principal) but ends
+            # the lease; a live lease on a finished item is the inconsistency.
+            if item.claim_expires_at:
+                out.append(
+                    _failure(
+                        item.id,
+                        f"{item.status} but still holds a claim lease "
+                        f"({item.claim_principal or item.assignee or 'unknown'} until "
+                        f"{item.claim_expires_at})",
+                        path=path,
+                        fix=f"pm release {item.id} --force",
+                    )
+                )
+        elif item.closed_at or item.completed_at:
+            out.append(
+                _failure(
+                    item.id,
+                    f"{item.status} but has closed_at/completed_at",
+                    path=path,
+                    fix=f"pm update {item.id} --unset closed_at --unset completed_at, or pm close it",
+                )
+            )
+    return out
+
+
+def _check_dependencies(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    from pm_core.tracker.query.graph import find_cycles
+
+    out: list[Failure] = []
+    prefix = view.relpath(view.root)
+    for item in view.item_list():
+        path = _item_path(prefix, view, item)
+        targets: list[tuple[str, str]] = []
+        for dep in item.dependencies:
+            kind = str(dep.get("kind") or "")
+            if kind not in DEPENDENCY_KINDS:
+                out.append(
+                    _failure(
+                        item.id,
+                        f"unknown dependency kind {kind!r} on {dep.get('id')}",
+                        path=path,
+                        fix=f"pm update {item.id} --dep-remove {dep.get('id')}",
+                    )
+                )
+            targets.append((str(dep.get("id") or ""), f"dependency {kind}"))
+        for key in ("parent", "blocked_by", "duplicate_of"):
+            value = item.get_field(key)
+            if value:
+                targets.append((str(value), key))
+        for target, what in targets:
+            if target and target not in view.by_id:
+                out.append(
+                    _failure(
+                        item.id,
+                        f"{what} target {target} does not exist",
+                        path=path,
+                        fix=f"pm update {item.id} --dep-remove {target} (or create/restore {target})",
+                    )
+                )
+    for cycle, kind in find_cycles(view.edges):
+        label = "blocking" if kind == "blocked_by" else "hierarchy"
+        out.append(
+            _failure(
+                cycle[0],
+                f"{label} cycle: {' -> '.join([*cycle, cycle[0]])}",
+                fix="remove one link of the cycle (`pm deps <id>` shows them)",
+            )
+        )
+    return out
+
+
+def _check_duplicates(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    out: list[Failure] = []
+    for item_id, paths in sorted(view.paths.items()):
+        if len(paths) > 1:
+            shown = ", ".join(view.relpath(p) for p in paths)
+            out.append(
+                _failure(
+                    item_id,
+                    f"id {item_id} is used by {len(paths)} files: {shown}",
+                    path=view.relpath(paths[1]),
+                    fix="keep one file (merge by hand) and give the other a new id with `pm copy`",
+                )
+            )
+    return out
+
+
+def _check_claims(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    # Remote claims mode only: the item file's holder against the lease ref.
+    from pm_core.tracker.claims.leases import lease_disagreements
+
+    return lease_disagreements(tracker)
+
+
+def _history_ids(history_dir: Path) -> list[str]:
+    try:
+        names = os.listdir(history_dir)
+    except FileNotFoundError:
+        return []
+    return sorted(
+        n[: -len(".jsonl")] for n in names if n.endswith(".jsonl") and not n.startswith("_")
+    )
+
+
+def _check_history(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    history_dir = tracker.store.history_dir
+    out: list[Failure] = []
+    for item in view.item_list():
+        where = f"history/{item.id}.jsonl"
+        try:
+            entries = hist.read_entries(history_dir, item.id)
+        except CorruptItemError as exc:
+            out.append(
+                _failure(item.id, exc.message, path=where, fix="restore the history file from git")
+            )
+            continue
+        if not entries:
+            out.append(_failure(item.id, "item has no history", path=where, fix=_REPAIR))
+            continue
+        report = hist.verify_chain(entries, item.content_hash())
+        for problem in report.problems:
+            fix = _REPAIR if "differs" in problem else "restore the history file from git"
+            out.append(_failure(item.id, problem, path=where, fix=fix))
+    known = set(view.by_id) | {p.stem for p, _ in view.corrupt}
+    for item_id in _history_ids(history_dir):
+        if item_id in known:
+            continue
+        try:
+            entries = hist.read_entries(history_dir, item_id)
+        except CorruptItemError as exc:
+            out.append(_failure(item_id, exc.message, path=f"history/{item_id}.jsonl"))
+            continue
+        if entries and entries[-1].op != "delete":
+            out.append(
+                _failure(
+                    item_id,
+                    "history exists but the item file is missing (not deleted through pm)",
+                    path=f"history/{item_id}.jsonl",
+                    fix=f"pm restore {item_id} {len(entries)}",
+                )
+            )
+    return out
+
+
+# ---------------------------------------------------------------- repair
+
+
+def repair_history(tracker: Tracker, item_id: str | None = None) -> dict[str, Any]:
+    """Append ``history_repair`` entries where item files and history disagree.
+
+    The file always wins (it is the newer state). Histories that cannot be
+    replayed are reported, not rewritten.
+    """
+    if item_id:
+        ids = [tracker.normalize_id(item_id)]
+        tracker.get(ids[0])  # NotFoundError / CorruptItemError name the problem
+    else:
+        ids = sorted(build_view(tracker).by_id)
+    repaired: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    for current in ids:
+        if not item_id and not _drifted(tracker, current):
+            continue
+        try:
+            done = tracker.reconcile_history(current)
+        except PmError as exc:
+            failed.append({"id": current, "message": exc.message, "fix": exc.hint})
+            continue
+        if done is not None:
+            repaired.append(done)
+    return {
+        "repaired": repaired,
+        "failed": failed,
+        "counts": {
+            "checked": len(ids),
+            "repaired": len(repaired),
+            "failed": len(failed),
+            "unchanged": len(ids) - len(repaired) - len(failed),
+        },
+    }
+
+
+def _drifted(tracker: Tracker, item_id: str) -> bool:
+    """A cheap pre-check (no lock) so a whole-tracker repair locks only drifted items."""
+    try:
+        item = tracker.get(item_id)
+        entries = hist.read_entries(tracker.store.history_dir, item_id)
+        return document_hash(hist.replay(entries)) != item.content_hash()
+    except Exception:
+        # Unreadable or unreplayable: let reconcile_history report it properly.
+        return True
+
+
+# ---------------------------------------------------------------- health
+
+
+def health(tracker: Tracker) -> dict[str, Any]:
+    """Workspace checks with a fix per failing check: ``{ok, checks, counts, remediation_map}``."""
+    from pm_core.tracker.storage.locks import lock_is_stale
+    from pm_core.tracker.storage.workspace import load_schema, load_settings
+
+    root = tracker.root
+    checks: list[dict[str, Any]] = []
+    remedies: dict[str, str] = {}
+
+    def add(name: str, problems: list[str], fix: str, detail: Any = None) -> None:
+        entry: dict[str, Any] = {"name": name, "ok": not problems, "problems": problems}
+        if detail is not None:
+            entry["detail"] = detail
+        checks.append(entry)
+        if problems:
+            remedies[name] = fix
+
+    try:
+        load_settings(root)
+        add("settings", [], "")
+    except PmError as exc:
+        add("settings", [exc.message], exc.hint or "fix settings.json")
+    try:
+        schema = load_schema(root)
+        add(
+            "schema",
+            [],
+            "",
+            {
+                "types": len(schema.types),
+                "statuses": len(schema.statuses),
+                "fields": len(schema.fields),
+            },
+        )
+    except PmError as exc:
+        add("schema", [exc.message], exc.hint or "fix the files in schema/")
+    missing = [
+        f"{name}/ is missing"
+        for name in ("schema", "history", "locks", "runtime")
+        if not (root / name).is_dir()
+    ]
+    add("folders", missing, "pm init (idempotent: it only creates what is missing)")
+    stale: list[str] = []
+    lock_count = 0
+    locks_dir = root / "locks"
+    for path in sorted(locks_dir.glob("*.lock")) if locks_dir.is_dir() else []:
+        lock_count += 1
+        try:
+            info = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            info = {}
+        if lock_is_stale(info if isinstance(info, dict) else {}, path):
+            stale.append(
+                f"locks/{path.name} is stale (holder {info.get('owner', '?') if isinstance(info, dict) else '?'})"
+            )
+    add(
+        "stale_locks",
+        stale,
+        "delete the stale lock files (a dead holder's lock is also taken over on the next write)",
+        {"locks": lock_count},
+    )
+    add(
+        "stray_temp_files",
+        _stray_temp_files(tracker),
+        "delete them: each is the unfinished write of a killed process, and the file it "
+        "was meant to replace is intact (`pm validate` names any history drift)",
+    )
+    add(
+        "runtime_writable",
+        _probe_runtime(root / "runtime"),
+        "make runtime/ writable (it holds rebuildable caches only)",
+    )
+    gitignore = root / ".gitignore"
+    lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.is_file() else []
+    unignored = [
+        f"{entry} is not in .gitignore" for entry in ("runtime/", "locks/") if entry not in lines
+    ]
+    add("gitignore", unignored, "pm init (adds runtime/ and locks/ to .agents/pm/.gitignore)")
+    counts: dict[str, Any] = {"items": 0, "corrupt": 0}
+    try:
+        view = build_view(tracker)
+        counts = {"items": len(view.by_id), "corrupt": len(view.corrupt)}
+        problems = [f"{view.relpath(p)}: {e.message}" for p, e in view.corrupt]
+        add("items", problems, "pm validate --check parse names each file and its fix", counts)
+    except PmError as exc:
+        add("items", [exc.message], exc.hint or "fix the workspace first")
+    return {
+        "ok": not remedies,
+        "checks": checks,
+        "counts": counts,
+        "remediation_map": remedies,
+    }
+
+
+#: A temp file older than this is no writer's work in progress (writes take milliseconds).
+STRAY_TEMP_SECONDS = 60.0
+
+
+def _stray_temp_files(tracker: Tracker) -> list[str]:
+    """Temp files (``.<name>.<random>.tmp``) left where a write was killed before its rename."""
+    import time
+
+    root = tracker.root
+    try:
+        folders = [*tracker.schema.folders(), "schema", ""]
+    except PmError:
+        folders = ["schema", ""]
+    cutoff = time.time() - STRAY_TEMP_SECONDS
+    found: list[str] = []
+    for folder in dict.fromkeys(folders):
+        directory = root / folder if folder else root
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                continue
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime > cutoff:
+                    continue
+            except OSError:
+                continue
+            rel = f"{folder}/{entry.name}" if folder else entry.name
+            found.append(f"{rel} is a temp file left by an interrupted write")
+    return sorted(found)
+
+
+def _probe_runtime(runtime: Path) -> list[str]:
+    probe = runtime / f".health-probe-{os.getpid()}"
+    try:
+        runtime.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"ok")
+        probe.unlink()
+    except OSError as exc:
+        return [f"runtime/ is not writable: {exc.strerror or exc}"]
+    return []
