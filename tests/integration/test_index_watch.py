@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pm_core.tracker.index.watch import client as watchclient
 
 from pm_core.tracker.api import Tracker
 from pm_core.tracker.index import access as indexing
 from pm_core.tracker.index.db import RefreshStats
+from pm_core.tracker.index.watch import client as watchclient
 from pm_core.tracker.index.watch.inotify import inotify_available
 from pm_core.tracker.query.listing import list_items
 from tests.bench.generate import generate
