@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -448,11 +447,6 @@ def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[
         for key in args
         if key not in properties and key != "_meta"
     ]
-
-
-def estimate_tokens(text: str) -> int:
-    """ceil(bytes / 4), the estimate used throughout pm."""
-    return math.ceil(len(text.encode("utf-8")) / 4)
 
 
 def _dump(value: Any) -> str:
