@@ -3,7 +3,7 @@
 Each request becomes a :class:`~pm_core.contracts.RequestContext` (era,
 version, the client's extensions *for this request*), then a host call, then
 wire objects. Business rules live in the tracker SDK and the plugins; this
-module only translates. See DESIGN.md, "One request through pm-mcp".
+module only translates.
 """
 
 from __future__ import annotations
