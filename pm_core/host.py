@@ -1,9 +1,10 @@
 """The plugin host: the only code that touches the pluggy manager.
 
 ``build_host()`` is called from each program's ``main()``; nothing is loaded at
-import time. Each entry point is loaded on its own, so one broken plugin becomes
-an ``error`` row and the rest keep working. Every contribution is recorded with
-the plugin that made it; a duplicate tool or command name is a ``conflict``.
+import time. The core and :data:`BUILTIN_PLUGINS` load first, then entry points,
+each on its own, so one broken plugin becomes an ``error`` row. Every hook is
+called through pluggy; collection hooks once per plugin, so each contribution
+is recorded with its plugin and a duplicate tool or command name is a ``conflict``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import pluggy
@@ -34,6 +35,8 @@ from pm_core.contracts import (
     ToolSpec,
     WorkspaceContracts,
 )
+
+_C = TypeVar("_C")
 
 ENTRY_POINT_GROUP = "pm.plugins"
 #: The built-in plugins, named in code and registered before any entry point
@@ -229,29 +232,34 @@ class Host:
                 if self.settings.strict:
                     raise PluginLoadError(f"plugin {impl.plugin_name!r}: {message}")
 
-    # --- collection hooks: each implementation is called on its own ---------
+    # --- collection hooks: called through pluggy, once per plugin --------------
 
-    def _collect(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Call every implementation of a collection hook, isolating failures."""
+    def _collect(self, hook_name: str, contract: type[_C], **kwargs: Any) -> list[tuple[str, _C]]:
+        """Call a collection hook once per plugin, each call through pluggy.
+
+        A subset hook caller holding only one plugin's implementations runs
+        them as pluggy defines, that plugin's wrappers included, so an
+        exception or a result that is not a sequence of ``contract`` is that
+        plugin's ``error`` row and drops only its contributions to this hook.
+        """
         caller = getattr(self._pm.hook, hook_name)
-        out: list[tuple[str, Any]] = []
+        out: list[tuple[str, _C]] = []
         # Registration order (built-ins first, then installed plugins by name):
         # on a name clash the first contribution stays, so an installed plugin
         # can never displace a built-in command, tool or prompt.
-        for impl in caller.get_hookimpls():
-            name = impl.plugin_name
+        for plugin, name in _implementers(caller):
             if self.settings.trace:
                 sys.stderr.write(f"pm-plugins: calling {hook_name} on {name}\n")
+            others = [p for p in self._pm.get_plugins() if p is not plugin]
             try:
-                wanted = {k: v for k, v in kwargs.items() if k in impl.argnames}
-                result = impl.function(**wanted)
+                results = self._pm.subset_hook_caller(hook_name, others)(**kwargs)
+                items = _contributions(results, contract)
             except Exception as exc:
                 self._record(name).fail("error", f"{hook_name}: {exc!r}")
                 if self.settings.strict:
                     raise PluginLoadError(f"plugin {name!r} failed in {hook_name}: {exc}") from exc
                 continue
-            for item in result or ():
-                out.append((name, item))
+            out.extend((name, item) for item in items)
         return out
 
     def _record(self, name: str) -> PluginRecord:
@@ -269,7 +277,7 @@ class Host:
         """Every command by name (built-in and extension), conflicts dropped."""
         if self._commands is None:
             found: dict[str, tuple[str, CommandSpec]] = {}
-            for plugin, spec in self._collect("pm_register_commands"):
+            for plugin, spec in self._collect("pm_register_commands", CommandSpec):
                 if spec.name in found:
                     self._conflict("command", spec.name, found[spec.name][0], plugin)
                     continue
@@ -289,7 +297,7 @@ class Host:
         """Every tool by name, conflicts dropped."""
         if self._tools is None:
             found: dict[str, tuple[str, ToolSpec]] = {}
-            for plugin, spec in self._collect("pm_register_tools"):
+            for plugin, spec in self._collect("pm_register_tools", ToolSpec):
                 if spec.name in found:
                     self._conflict("tool", spec.name, found[spec.name][0], plugin)
                     continue
@@ -301,7 +309,7 @@ class Host:
     def resource_providers(self) -> list[ResourceProvider]:
         """Every resource provider."""
         if self._providers is None:
-            self._providers = self._collect("pm_resource_providers")
+            self._providers = self._collect("pm_resource_providers", ResourceProvider)
             for plugin, provider in self._providers:
                 self._record(plugin).contribute("resources", provider.prefix)
         return [p for _, p in self._providers]
@@ -310,7 +318,7 @@ class Host:
         """Every prompt by name, conflicts dropped."""
         if self._prompts is None:
             found: dict[str, tuple[str, PromptSpec]] = {}
-            for plugin, spec in self._collect("pm_register_prompts"):
+            for plugin, spec in self._collect("pm_register_prompts", PromptSpec):
                 if spec.name in found:
                     self._conflict("prompt", spec.name, found[spec.name][0], plugin)
                     continue
@@ -322,14 +330,14 @@ class Host:
     def protocol_extensions(self) -> list[ProtocolExtension]:
         """Every protocol extension."""
         if self._extensions is None:
-            self._extensions = self._collect("pm_protocol_extensions")
+            self._extensions = self._collect("pm_protocol_extensions", ProtocolExtension)
             for plugin, ext in self._extensions:
                 self._record(plugin).contribute("protocol_extensions", ext.identifier)
         return [e for _, e in self._extensions]
 
     def skill_origins(self, workspace: Path | None) -> list[SkillOrigin]:
         """Every skill origin for ``workspace``."""
-        found = self._collect("pm_skill_origins", workspace=workspace)
+        found = self._collect("pm_skill_origins", SkillOrigin, workspace=workspace)
         for plugin, origin in found:
             names = self._record(plugin).contributions.setdefault("skill_origins", [])
             if origin.name not in names:
@@ -404,14 +412,6 @@ class Host:
         result = self._pm.hook.pm_decorate_tools(tools=tools, request=request)
         return list(tools if result is None else result)
 
-    def call_firstresult(self, hook_name: str, **kwargs: Any) -> Any:
-        """Call a plugin-published ``firstresult`` hook by name (for plugin hookspecs)."""
-        return getattr(self._pm.hook, hook_name)(**kwargs)
-
-    def add_hookspecs(self, module: ModuleType | type) -> None:
-        """Let a plugin publish hookspecs of its own (call before loading others)."""
-        self._pm.add_hookspecs(module)
-
 
 def build_host(
     env: Mapping[str, str] | None = None,
@@ -437,6 +437,37 @@ def build_host(
         sources.append(PluginSource(name, "local", "", _constant(obj)))
     host.load(sources)
     return host
+
+
+def _implementers(caller: pluggy.HookCaller) -> list[tuple[object, str]]:
+    """The plugins implementing a hook, each once, in registration order."""
+    seen: dict[str, object] = {}
+    for impl in caller.get_hookimpls():
+        seen.setdefault(impl.plugin_name, impl.plugin)
+    return [(plugin, name) for name, plugin in seen.items()]
+
+
+def _contributions(results: object, contract: type[_C]) -> list[_C]:
+    """The ``contract`` objects of one plugin's call; a TypeError names a bad shape.
+
+    pluggy hands back a list with one result per implementation; a wrapper
+    may replace it, so its shape is checked here rather than trusted.
+    """
+    kind = contract.__name__
+    if not isinstance(results, list):
+        raise TypeError(
+            f"the hook call returned a {type(results).__name__}, not the list of results "
+            "a wrapper receives from its yield"
+        )
+    items: list[_C] = []
+    for result in results:
+        if isinstance(result, str | bytes | Mapping) or not isinstance(result, Iterable):
+            raise TypeError(f"an implementation returned a {type(result).__name__}, not {kind}s")
+        for item in result:
+            if not isinstance(item, contract):
+                raise TypeError(f"an implementation returned a {type(item).__name__} among {kind}s")
+            items.append(item)
+    return items
 
 
 def _constant(obj: object) -> Callable[[], object]:

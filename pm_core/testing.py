@@ -39,7 +39,9 @@ def make_host(
     env: Mapping[str, str] | None = None,
     builtins: bool = True,
 ) -> Host:
-    """A fresh host: the installed built-ins (unless ``builtins=False``) plus ``plugins``.
+    """A fresh host: core, the built-in and installed plugins, and ``plugins``.
+
+    ``builtins=False`` leaves out everything but core and ``plugins``.
 
     Plain ``(name, object)`` pairs register as local plugins; :func:`installed`
     and :func:`broken` sources go through the same loading path as entry points,

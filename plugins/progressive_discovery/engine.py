@@ -8,7 +8,6 @@ public SDK (``pm_core.sdk.discover_tools``) both call it.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,6 +29,7 @@ from pm_plugins.progressive_discovery.result import (
 )
 
 from pm_core.contracts import FAMILIES, ToolDescriptor
+from pm_core.tracker.query import budget
 
 MAX_QUERY_LENGTH = 4096
 MAX_LIMIT = 100
@@ -217,7 +217,7 @@ class _Pager:
                 omission_receipt=OmissionReceipt(self.omissions(n, whole_page_tokens)),
             )
             # The estimate is part of what it measures; grow it until it covers itself.
-            actual = math.ceil((json_bytes(result.to_json()) + row_bytes) / 4)
+            actual = budget.estimate_tokens(json_bytes(result.to_json()) + row_bytes)
             if actual <= estimated:
                 return attrs.evolve(result, tools=self.rows[:n])
             estimated = actual

@@ -1,30 +1,10 @@
 """The public ranking policy: six signals, fixed weights, deterministic order.
 
-``score = sum(value * weight over available signals) / sum(weight over available
-signals)``, rounded to four places; ties are broken by tool name. Each signal
-has a deterministic fallback; a host may supply normalized values (0..1) for
-``semantic``, ``graph``, ``freshness`` and ``usage``, per tool name, and the
-result names the source of every value.
-
-Fallbacks, in order of weight:
-
-- ``lexical`` (0.4, source ``query``): share of the query's words, weighted by
-  BM25 inverse document frequency over the catalog, found (as written, or as
-  a plain plural or singular) in the tool's name or command (full credit),
-  family (0.8) or description (0.7); +0.25 when the whole query phrase
-  appears in the name or description. Unavailable without a query.
-- ``semantic`` (0.2, source ``thesaurus``): the same share after stemming and
-  thesaurus expansion: same stem (full credit), a shared synonym group (0.8),
-  or one stem a prefix of the other (0.5).
-- ``permission`` (0.15, source ``profile``): 1 for every candidate, because
-  candidates are already filtered by authorization and profile.
-- ``graph`` (0.1, source ``catalog``): 1 when the query names the tool's
-  command, 0.6 when it names the tool's family, 0.4 when it names another
-  command of the same family, 0.3 when its words fall in the family's
-  thesaurus concepts.
-- ``usage`` (0.1, source ``entry-catalog`` / ``tier-prior``): 1 for the entry
-  catalog, then 0.7 core, 0.5 standard, 0.3 full.
-- ``freshness`` (0.05, source ``static``): 1; a server's catalog is current.
+Each signal (weights in :data:`~pm_plugins.progressive_discovery.policy.WEIGHTS`)
+has a deterministic fallback, and a host may supply normalized values for
+``semantic``, ``graph``, ``freshness`` and ``usage``; the score is the weighted
+mean of the available signals, ties broken by tool name. ``docs/discovery.md``
+describes every signal and its fallback.
 """
 
 from __future__ import annotations

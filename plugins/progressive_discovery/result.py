@@ -7,7 +7,6 @@ its ``to_json()``. Nothing here depends on the transport.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,11 +26,6 @@ INVALIDATED_BY: tuple[str, ...] = (
 def json_bytes(payload: Any) -> int:
     """Bytes of the compact UTF-8 JSON of a value (the form token costs are taken of)."""
     return len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-
-
-def estimate_tokens(payload: Any) -> int:
-    """Estimated tokens of a JSON value: ceil(bytes of compact UTF-8 JSON / 4)."""
-    return math.ceil(json_bytes(payload) / 4)
 
 
 @attrs.frozen(slots=True)

@@ -11,7 +11,6 @@ import base64
 import codecs
 import hashlib
 import json
-import math
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
@@ -66,11 +65,6 @@ class OverriddenSkill(NamedTuple):
     name: str
     origin: str
     by_origin: str
-
-
-def estimate_tokens(size: int) -> int:
-    """The house estimate of a text's token cost: one token per four bytes."""
-    return math.ceil(size / 4)
 
 
 def file_uri(skill_name: str, rel: str) -> str:

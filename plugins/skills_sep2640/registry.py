@@ -39,7 +39,6 @@ from pm_plugins.skills_sep2640.model import (
     Skill,
     SkillFile,
     directory_uri,
-    estimate_tokens,
     file_uri,
 )
 from pm_plugins.skills_sep2640.scan import (
@@ -58,6 +57,7 @@ from pm_core.contracts import (
     ResourceEntry,
     SkillOrigin,
 )
+from pm_core.tracker.query.budget import estimate_tokens
 
 DIRECTORY_PAGE_SIZE: Final = 50
 LIST_SCOPE: Final = "skills/list"

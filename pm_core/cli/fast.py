@@ -1,6 +1,6 @@
 """The fast path: everyday read commands without importing click.
 
-Importing click costs ~20 ms, a fifth of a warm ``pm list``. For the commands
+Importing click is a large share of a warm ``pm list``. For the commands
 declared in a ``SPECS`` table (:mod:`pm_core.cli.argspec`) this module reads
 the spellings people and agents type every day: long options with a separate
 or ``=`` value, short options with a separate or attached value, flags,

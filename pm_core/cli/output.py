@@ -152,7 +152,7 @@ def _rough(payload: Mapping[str, Any], elided: Elided | None) -> int:
     if elided is None:
         return json_measure(payload)
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return math.ceil((len(text.encode("utf-8")) + elided.size) / 4)
+    return estimate_tokens(len(text.encode("utf-8")) + elided.size)
 
 
 #: Builds a payload with at most N rows in its list (None: every row) and what it left out.

@@ -3,14 +3,13 @@
 Each request becomes a :class:`~pm_core.contracts.RequestContext` (era,
 version, the client's extensions *for this request*), then a host call, then
 wire objects. Business rules live in the tracker SDK and the plugins; this
-module only translates. See DESIGN.md, "One request through pm-mcp".
+module only translates.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -448,11 +447,6 @@ def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[
         for key in args
         if key not in properties and key != "_meta"
     ]
-
-
-def estimate_tokens(text: str) -> int:
-    """ceil(bytes / 4), the estimate used throughout pm."""
-    return math.ceil(len(text.encode("utf-8")) / 4)
 
 
 def _dump(value: Any) -> str:

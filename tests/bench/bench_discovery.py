@@ -181,7 +181,7 @@ def entry_catalog_tokens() -> tuple[int, str]:
     have_tracker = importlib.util.find_spec("pm_plugins.tracker_tools") is not None
     if have_tracker:
         names.append("tracker_tools")
-    plugins = [(n, __import__(f"plugins.{n}", fromlist=["_"])) for n in names]
+    plugins = [(n, importlib.import_module(f"pm_plugins.{n}")) for n in names]
     host = build_host(env={}, plugins=plugins, entry_points=False)
     contracts = WorkspaceContracts(
         types=("Epic", "Feature", "Task", "Chore", "Issue", "Decision"),

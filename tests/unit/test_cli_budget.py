@@ -42,6 +42,14 @@ def test_estimate_is_bytes_over_four_rounded_up() -> None:
     assert estimate_tokens("é") == 1  # two bytes
 
 
+def test_estimate_of_a_byte_count_equals_the_estimate_of_those_bytes() -> None:
+    # Skills and discovery know sizes, not texts: the same rule applies to both.
+    for text in ("", "abcd", "abcde", "é" * 7, "x" * 4001):
+        data = text.encode("utf-8")
+        assert estimate_tokens(len(data)) == estimate_tokens(data) == estimate_tokens(text)
+    assert estimate_tokens(9) == 3
+
+
 def test_default_ceilings_by_kind_and_format() -> None:
     assert ceiling("read", "toon") == 4000 and ceiling("read", "json") == 6000
     assert ceiling("mutation", "toon") == 2000 and ceiling("mutation", "json") == 3000

@@ -93,3 +93,35 @@ def test_surface_check_reports_drift_with_a_diff(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "+| `claim` | core | lifecycle |" in done.stdout
     assert "has drifted" in done.stderr
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end]
+
+
+def test_plugin_guide_names_every_built_in_where_it_explains_loading() -> None:
+    from pm_core.host import BUILTIN_PLUGINS
+
+    text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    section = _section(text, "How plugins are loaded")
+    named = set(re.findall(r"`([a-z_0-9]+)`", section.split("BUILTIN_PLUGINS", 1)[1]))
+    assert {name for name, _ in BUILTIN_PLUGINS} <= named
+    assert "BUILTIN_PLUGINS" in section
+
+
+def test_wrapper_section_sorts_every_hook_into_collection_or_per_request() -> None:
+    # Collection hooks are the specs without firstresult: the host calls them per plugin.
+    text = _section((ROOT / "docs" / "plugins.md").read_text(encoding="utf-8"), "Wrappers")
+    collection_part, request_part = text.split("**Per-request hooks**", 1)
+    specs = {
+        name: fn
+        for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
+        if name.startswith("pm_")
+    }
+    firstresult = {n for n, fn in specs.items() if fn.pm_spec["firstresult"]}  # type: ignore[attr-defined]
+    listed_collection = set(re.findall(r"`(pm_[a-z_]+)`", collection_part))
+    listed_request = set(re.findall(r"`(pm_[a-z_]+)`", request_part))
+    assert listed_collection == set(specs) - firstresult
+    assert firstresult <= listed_request and firstresult

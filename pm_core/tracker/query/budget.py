@@ -69,9 +69,15 @@ class Elided(NamedTuple):
     size: int
 
 
-def estimate_tokens(text: str | bytes) -> int:
-    """Estimated tokens of encoded output: ``ceil(bytes / 4)``."""
-    size = len(text.encode("utf-8")) if isinstance(text, str) else len(text)
+def estimate_tokens(text: str | bytes | int) -> int:
+    """Estimated tokens of encoded output: ``ceil(bytes / 4)``.
+
+    ``text`` is the output itself, or its size in bytes where only that is known.
+    """
+    if isinstance(text, int):
+        size = text
+    else:
+        size = len(text.encode("utf-8")) if isinstance(text, str) else len(text)
     return math.ceil(size / 4)
 
 
