@@ -35,11 +35,6 @@ class CliState:
             self._tracker = Tracker(root, author=self.author, env=os.environ)
         return self._tracker
 
-    @property
-    def opened(self) -> bool:
-        """Whether a command has opened the tracker."""
-        return self._tracker is not None
-
     def _settings(self) -> Mapping[str, Any] | None:
         if self._tracker is None:
             return None

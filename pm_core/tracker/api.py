@@ -1,9 +1,8 @@
-"""The tracker SDK: the single authority over tracker state.
+"""The tracker SDK: :class:`Tracker`, the single authority over tracker state.
 
-Every mutation from any door (CLI, MCP tools, extension commands) goes through
-:class:`Tracker`. A write takes the item lock, reads the file, mutates a copy,
-writes a temp file and renames it into place, appends history, and releases
-the lock. The SDK returns plain data and knows nothing of output formats.
+Every mutation from any door goes through it (lock, read, write a temp file,
+rename, append history, unlock); reads go to the query layer, with the read
+index handed in when there is one. It returns plain data.
 """
 
 from __future__ import annotations

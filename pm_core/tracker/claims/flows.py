@@ -1,17 +1,7 @@
 """Claim, renew, release and list leases: the flows behind ``Tracker.claim`` and friends.
 
-Local mode keeps the lease in the item file and decides under the item lock.
-Remote mode takes the lease on the git remote FIRST (a compare-and-swap that
-exactly one clone wins), then writes the holder into the item file under the
-item lock with a history entry; if that write fails the remote lease is put
-back. ``--local`` in remote mode claims in the item file only and says so in
-history; an unreachable remote is never silently downgraded.
-
-Renewal: ``pm claim <id> --renew`` (or claiming again) extends a lease. In
-local mode any other mutation of the item by its holder also extends it, in
-the same write (:func:`renew_on_write`). In remote mode only an explicit claim
-or renew does: extending the remote lease on every edit would add a network
-round trip to each mutation.
+Local mode decides under the item lock; remote mode wins the lease on the git
+remote first, then records the holder in the item file (``docs/claims.md``).
 """
 
 from __future__ import annotations

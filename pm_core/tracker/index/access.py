@@ -1,12 +1,7 @@
-"""How a :class:`~pm_core.tracker.api.Tracker` reaches its read index.
+"""How a :class:`~pm_core.tracker.api.Tracker` reaches its read index, without importing sqlite3.
 
-Kept apart from :mod:`pm_core.tracker.index.db` so importing the SDK does not
-import ``sqlite3``: a write that finds no index never opens one, and a read
-pays for the import only when it uses the index.
-
-The index is on unless ``PM_INDEX`` is ``0``/``off``/``false``/``no`` or
-settings say ``{"index": {"enabled": false}}``. Any failure to open or refresh
-it means "read the files": the index is a cache, never a gate.
+The index is on unless ``PM_INDEX`` or settings turn it off; any failure to open
+or refresh it means "read the files".
 """
 
 from __future__ import annotations

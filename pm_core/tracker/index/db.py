@@ -1,26 +1,7 @@
-"""The read index: a rebuildable SQLite cache of every item file, for fast reads.
+"""The read index: a rebuildable SQLite cache of every item file (``runtime/index.sqlite``).
 
-The item files stay the truth. ``runtime/index.sqlite`` (gitignored) keeps,
-per item file, its stat data (size, mtime, inode), a content digest, the
-metadata columns that list/next/context filter and sort on, the search field
-groups with an FTS5 table over their tokens, the item's edges, and the whole
-item packed so any field comes back exactly as the file holds it.
-
-:meth:`ReadIndex.refresh` brings it up to date before a read: it stats every
-item file (one ``scandir`` per type folder), compares a digest of each
-folder's listing with the one stored, and parses only the files whose stat
-changed, appeared, or were written too recently to trust their mtime. On a
-large tracker a watcher process (inotify, :mod:`pm_core.tracker.index.refresh`)
-tells it which files changed, and only those are stat-ed. Git
-checkouts, merges and hand edits are picked up the same way; deleting the
-``runtime/`` folder is always safe (the next read rebuilds, with a progress
-line on a terminal). A schema version or configuration change, or a damaged
-database, means a rebuild; anything else unexpected makes the caller fall
-back to reading files.
-
-Writes through :class:`~pm_core.tracker.api.Tracker` update the index inside
-the item lock (:meth:`ReadIndex.record_write`), so the next read does not
-even need to parse the file it just wrote.
+:class:`ReadIndex` refreshes itself from file stat data before a read and is
+updated inside the item lock on writes; ``docs/index.md`` describes what it holds.
 """
 
 from __future__ import annotations

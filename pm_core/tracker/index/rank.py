@@ -1,14 +1,8 @@
 """``pm next`` and ``pm context`` (brief) answered from the read index.
 
-:mod:`pm_core.tracker.query.ranking` is the reference: it builds a view of every
-item and ranks in Python. Here SQLite does the whole-pool work: the
-candidate pool in baseline order, each candidate's relevance with the
-reference's arithmetic (same signals, weights, float operations and order of
-summation, rounded by Python's own ``round``), the buckets and their counts.
-Blockers, dependents and containers come from the ``derived`` table
-(:mod:`pm_core.tracker.index.derived`). Python sees only the rows shown; the
-reference's own row and reason builders format them from a small view.
-``tests/unit/test_index.py`` checks both paths give equal results.
+SQLite builds the pool and scores it with the reference's arithmetic
+(:mod:`pm_core.tracker.query.ranking`, whose rule tables it reads); Python
+formats only the rows shown.
 """
 
 from __future__ import annotations

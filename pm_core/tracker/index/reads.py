@@ -1,11 +1,7 @@
 """``pm list`` and ``pm search`` answered from the read index.
 
-The reference implementations (:mod:`pm_core.tracker.query.listing`,
-:mod:`pm_core.tracker.query.search`) scan every item. Here SQL filters, sorts and
-pages for ``list``; for ``search``, the FTS5 vocabulary narrows the documents
-to those that can match and the reference scorers rank them, so scores,
-matched fields and order are the same. Each function returns ``None`` when the
-index cannot answer, and the caller scans files as before.
+Give the answers of :mod:`pm_core.tracker.query.listing` and
+:mod:`pm_core.tracker.query.search`, or ``None`` when the index cannot answer.
 """
 
 from __future__ import annotations

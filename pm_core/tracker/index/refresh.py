@@ -1,20 +1,7 @@
 """Refreshing the read index from the watcher's list of changed files (``verify: watch``).
 
-The index stores a token of the tracker's watcher (:mod:`pm_core.tracker.index.watch.daemon`)
-in its ``meta`` table: every row is at least as new as the files were when
-the watcher issued that token, and any change made after it is in the
-watcher's log. A refresh asks the watcher what changed since the stored
-token and stats only those files (plus every file of a folder the watcher
-reports as "full", and the racy files); when the watcher answers "full" or
-does not answer, the caller lists every file instead, with a token taken
-*before* that listing, so a change during it shows up next time.
-
-Several processes share the index. Rows are written and the token stored in
-one ``BEGIN IMMEDIATE`` transaction, and a refresh that finds a token of the
-same watcher at or past its own already stored there applies nothing: the
-rows are then at least as new as what it read, and writing its (older)
-stats under the newer token could hide a change. Any trouble with the
-watcher means a full listing for that read: never a stale answer.
+Stats only what the watcher reports since the stored token; any trouble with the
+watcher means a full listing for that read, never a stale answer.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Read-index queries for ``next`` and ``context``: candidates, structure, presentation.
 
-A :class:`Source` answers, with SQL over the index, what the reference
-(:mod:`pm_core.tracker.query.ranking` over a :class:`~pm_core.tracker.query.view.TrackerView`)
-computes by walking every item: which ids are containers, the candidate pool
-in baseline order, unresolved blockers and dependents, hop distances around
-the focus, counts and the agenda; and it builds the small view the
-reference's row and reason builders need for the rows shown.
+Answers with SQL what :mod:`pm_core.tracker.query.ranking` computes by walking a
+:class:`~pm_core.tracker.query.view.TrackerView`.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """Applying file changes to the read index, inside one write transaction.
 
-A :class:`Writer` removes the rows of vanished or changed files, parses the
-new and changed ones (in worker processes when there are many), and then
-re-derives what depends on more than one file:
-
-* ``live``: when several files hold the same id, the first in scan order
-  (type folders in schema order, then file name) is the item, as in a file scan;
-* ``docs`` and the FTS5 index hold the live items only;
-* ``parents``: each id's canonical parent (the ``parent`` field first, then
-  ``parent``/``child`` dependencies by owner id and position);
-* ``hier_cycle``: ids on a parent cycle (readers then use the exact slow path).
-
-Few changes are handled row by row; many (a rebuild, a large checkout) are
-re-derived in bulk.
+A :class:`Writer` drops rows of vanished or changed files, parses new ones, then
+re-derives what spans files (live ids, documents, parents, parent cycles).
 """
 
 from __future__ import annotations

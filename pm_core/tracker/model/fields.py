@@ -5,7 +5,7 @@ One place for the rules, so the CLI and the MCP tools cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pm_core.tracker.model.clock import now_iso, resolve_when
@@ -243,8 +243,3 @@ def coerce_fields(
             )
         out[key] = coerce_field(key, value, schema, author)
     return out
-
-
-def split_csv(values: Iterable[str]) -> list[str]:
-    """Flatten repeated and comma-separated values."""
-    return [p.strip() for v in values for p in v.split(",") if p.strip()]

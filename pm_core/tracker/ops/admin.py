@@ -1,9 +1,7 @@
 """Workspace administration: settings, schema, the machine contract, events.
 
-Settings and schema changes are written atomically under the ``_workspace``
-lock and recorded in ``history/_workspace.jsonl`` with the same entry shape
-as item history (a JSON patch of the file with before/after hashes), so
-they are reviewable and replayable like item changes.
+Settings and schema changes are atomic under the ``_workspace`` lock and recorded
+in ``history/_workspace.jsonl`` like item changes.
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
 """``pm next`` and ``pm context``: readiness, a baseline order, weighted relevance.
 
-The pipeline, shared by both commands:
-
-1. Candidates are non-terminal items whose status has the active or blocked
-   role (drafts wait for triage), optionally inside one parent's subtree.
-2. Containers (items with any non-terminal descendant) are skipped: the
-   work is in their leaves.
-3. A leaf is *ready* when its status is not a blocked one and every blocker
-   is terminal; otherwise *blocked*. Decisions go to ``decision_needed``;
-   items claimed by someone else go to ``held_by_others``.
-4. Baseline order: leaves before completed containers, status rank
-   (in_progress, open, blocked, draft), priority, ``order``, deadline,
-   most recently updated, id.
-5. Relevance: a weighted mean of the signals that carry information for the
-   pool (:data:`SIGNAL_WEIGHTS`); unavailable signals leave both numerator
-   and denominator. Ties keep the baseline order.
+The reference implementation over a :class:`~pm_core.tracker.query.view.TrackerView`;
+the read index answers the same from SQL (:mod:`pm_core.tracker.index.rank`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Shrinking ranked read results (next, context) to a token budget, step by step.
 
-A read never exceeds its budget silently and never cuts a row in half: rows
-lose detail first, then whole rows or sections go, and every cut is named in
-``omissions`` with how to get it back. Token estimates are those of
-:mod:`pm_core.tracker.query.budget` (``ceil(bytes / 4)`` of compact JSON).
+Rows lose detail first, then whole rows or sections go; every cut is named in
+``omissions``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
 """``pm validate``, ``pm health`` and history repair.
 
-``validate`` checks the tracker's content (every failure names the item, the
-file, the problem and the fix); ``health`` checks the workspace around it
-(settings, schema, folders, locks, runtime); ``repair_history`` brings
-histories back in line with item files edited by hand or left by a crash.
 Validation only reads; repair writes through :meth:`Tracker.reconcile_history`.
 """
 

@@ -1,9 +1,7 @@
 """Append-only history: ``history/<id>.jsonl``, one JSON object per mutation.
 
-Each entry: ``ts, author, op, patch`` (RFC 6902 against ``{metadata, body}``),
-``before_hash, after_hash`` (SHA-256 of the canonical JSON), optional
-``message``. Replaying the patches from an empty document rebuilds any version;
-the hashes make the chain checkable.
+Each entry holds an RFC 6902 patch with before/after hashes, so any version can be
+rebuilt and the chain checked.
 """
 
 from __future__ import annotations
