@@ -194,7 +194,7 @@ class Tracker:
         for hook in self.after_write:
             hook(after, op, path)
 
-    def _apply(
+    def apply_change(
         self,
         item_id: str,
         op: str,
@@ -425,7 +425,7 @@ class Tracker:
                     raise NotFoundError(f"{item.id} has no dependency on {target}")
                 item.dependencies = kept
 
-        before, after = self._apply(item_id, "update", change, message=message)
+        before, after = self.apply_change(item_id, "update", change, message=message)
         return self.receipt(before, after)
 
     # ------------------------------------------------------------ lifecycle
@@ -467,7 +467,7 @@ class Tracker:
             item.claim_expires_at = None
 
         op = "close"
-        before, after = self._apply(item_id, op, change, message=text or None)
+        before, after = self.apply_change(item_id, op, change, message=text or None)
         unblocked = self._auto_unblock(after.id)
         return self.receipt(before, after, auto_unblocked=unblocked)
 
@@ -488,7 +488,7 @@ class Tracker:
                 def change(item: Item) -> None:
                     item.status = "open"
 
-                self._apply(
+                self.apply_change(
                     other.id,
                     "update",
                     change,
@@ -509,7 +509,7 @@ class Tracker:
             item.closed_at = None
             item.completed_at = None
 
-        before, after = self._apply(item_id, "reopen", change, message=message)
+        before, after = self.apply_change(item_id, "reopen", change, message=message)
         return self.receipt(before, after)
 
     def claim(
@@ -605,7 +605,7 @@ class Tracker:
                 entry["data"] = data
             getattr(item, kind).append(entry)
 
-        before, after = self._apply(item_id, op, change)
+        before, after = self.apply_change(item_id, op, change)
         return self.receipt(before, after, count=len(getattr(after, kind)))
 
     def logs(self, kind: str, item_id: str) -> list[dict[str, Any]]:
@@ -623,7 +623,7 @@ class Tracker:
         def change(item: Item) -> None:
             item.body = f"{item.body.rstrip()}\n\n{text}".lstrip() if item.body else text
 
-        before, after = self._apply(item_id, "append", change)
+        before, after = self.apply_change(item_id, "append", change)
         return self.receipt(before, after)
 
     def link(
@@ -648,7 +648,7 @@ class Tracker:
             links.append(entry)
 
         op = "files_add" if kind == "files" else "docs_add"
-        before, after = self._apply(item_id, op, change)
+        before, after = self.apply_change(item_id, op, change)
         return self.receipt(before, after)
 
     def unlink(self, kind: str, item_id: str, path: str) -> Receipt:
@@ -664,7 +664,7 @@ class Tracker:
             setattr(item, kind, kept)
 
         op = "files_remove" if kind == "files" else "docs_remove"
-        before, after = self._apply(item_id, op, change)
+        before, after = self.apply_change(item_id, op, change)
         return self.receipt(before, after)
 
     def safe_relpath(self, raw: str) -> str:
@@ -700,7 +700,9 @@ class Tracker:
         def change(item: Item) -> None:
             self._add_dependency(item, dep, allow_unresolved)
 
-        before, after = self._apply(item_id, "update", change, message=f"dependency {dep['kind']}")
+        before, after = self.apply_change(
+            item_id, "update", change, message=f"dependency {dep['kind']}"
+        )
         return self.receipt(before, after)
 
     def remove_dependency(self, item_id: str, target: str, kind: str | None = None) -> Receipt:
@@ -849,7 +851,7 @@ class Tracker:
         allow_no_effect: bool = False,
     ) -> Receipt:
         """Apply ``change`` to a copy of the item under its lock and record it as ``op``."""
-        before, after = self._apply(
+        before, after = self.apply_change(
             item_id, op, change, message=message, allow_no_effect=allow_no_effect
         )
         return self.receipt(before, after)

@@ -107,7 +107,9 @@ def _claim_local(
             text += f"; local only: remote {config.remote!r} not consulted (--local)"
         return str(text)
 
-    before, after = tracker._apply(item_id, "claim", change, message=message, allow_no_effect=True)
+    before, after = tracker.apply_change(
+        item_id, "claim", change, message=message, allow_no_effect=True
+    )
     decision: Decision = seen["decision"]
     lease: Lease = seen["lease"]
     warnings = decision.warnings(lease)
@@ -158,7 +160,7 @@ def _claim_remote(
         put_lease(item, lease, keep_status=renew or decision.kind == "renew")
 
     try:
-        before, after = tracker._apply(
+        before, after = tracker.apply_change(
             item_id,
             "claim",
             change,
@@ -220,7 +222,7 @@ def release(tracker: Tracker, item_id: str, *, force: bool = False, local: bool 
     message = f"lease of {ended.describe()} ended on remote {config.remote}" if ended else None
     if config.is_remote and local:
         message = f"local only: remote {config.remote!r} not consulted (--local)"
-    before, after = tracker._apply(
+    before, after = tracker.apply_change(
         item_id, "release", change, message=message, allow_no_effect=ended is not None
     )
     return tracker.receipt(

@@ -237,9 +237,10 @@ class ReadIndex:
 
     def _sweep(self, folders: Sequence[str]) -> dict[str, Listing]:
         """Stat every item file of ``folders``: folder -> [(name, size, mtime_ns, inode)]."""
-        return {folder: self._sweep_folder(folder) for folder in folders}
+        return {folder: self.sweep_folder(folder) for folder in folders}
 
-    def _sweep_folder(self, folder: str) -> Listing:
+    def sweep_folder(self, folder: str) -> Listing:
+        """List one type folder with the stat data of each item file."""
         path = self.root / folder
         if not _FD_SCAN:
             return self._sweep_by_path(path)
@@ -480,9 +481,10 @@ class ReadIndex:
             elif record is not None:
                 yield path, unpack_item(record)
             else:
-                yield path, self._read_file(path)
+                yield path, self.read_file(path)
 
-    def _read_file(self, path: Path) -> Item | CorruptItemError:
+    def read_file(self, path: Path) -> Item | CorruptItemError:
+        """Decode the item file at ``path``, or the error that says why it is corrupt."""
         from pm_core.tracker.model.errors import NotFoundError
         from pm_core.tracker.storage.store import decode_item
 
@@ -505,7 +507,7 @@ class ReadIndex:
                 chunk,
             ):
                 item = (
-                    unpack_item(record) if record is not None else self._read_file(self.root / rel)
+                    unpack_item(record) if record is not None else self.read_file(self.root / rel)
                 )
                 if isinstance(item, Item):
                     out[item.id] = item

@@ -221,13 +221,13 @@ def _field_rows(
 ) -> list[dict[str, Any]]:
     from pm_core.tracker.index.rows import unpack_item
     from pm_core.tracker.model.item import Item
-    from pm_core.tracker.query.listing import _row
+    from pm_core.tracker.query.listing import item_row
 
     out: list[dict[str, Any]] = []
     for record, parent, rel in rows:
-        item = unpack_item(record) if record is not None else index._read_file(index.root / rel)
+        item = unpack_item(record) if record is not None else index.read_file(index.root / rel)
         if isinstance(item, Item):
-            out.append(_row(item, fields, parent))
+            out.append(item_row(item, fields, parent))
     return out
 
 

@@ -126,7 +126,7 @@ class WatchRefresh:
         for rel in racy:
             if rel not in current:
                 current[rel] = _stat(index.root / rel)
-        listings = {folder: index._sweep_folder(folder) for folder in whole}
+        listings = {folder: index.sweep_folder(folder) for folder in whole}
         for folder, listing in listings.items():
             for name, size, mtime, ino in listing:
                 current[f"{folder}/{name}"] = (size, mtime, ino)
@@ -193,16 +193,16 @@ class WatchRefresh:
                         removes[rid] = rel
             # Writer internals (this module is its partner for path-wise updates):
             # racy files are re-read by content, then rows replaced and derived state kept.
-            writer._recheck_racy(racy, parses, _as_sweep(current))
+            writer.recheck_racy(racy, parses, _as_sweep(current))
             if parses:
-                removes.update(dict.fromkeys(writer._rids_of(list(parses)), ""))
+                removes.update(dict.fromkeys(writer.rids_of(list(parses)), ""))
             writer.bulk = len(parses) + len(removes) >= BULK_MIN
-            writer._remove(sorted(removes))
-            writer._parse_and_store(parses)
+            writer.remove_rows(sorted(removes))
+            writer.parse_and_store(parses)
             if writer.bulk:
-                writer._derive_all()
+                writer.derive_all()
             else:
-                writer._derive(writer.touched_ids)
+                writer.derive(writer.touched_ids)
             # A folder's stored listing digest no longer describes its rows: a later
             # full listing compares that folder file by file.
             touched = {rel.partition("/")[0] for rel in (*parses, *removes.values()) if rel}

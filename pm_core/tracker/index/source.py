@@ -83,12 +83,12 @@ class Source:
 
     def __enter__(self) -> Source:
         from pm_core.tracker.index.derived import Derived
-        from pm_core.tracker.query.ranking import _deadline_pressure
+        from pm_core.tracker.query.ranking import deadline_pressure_of
 
         if self._settles:
             Derived(self.db, self.terminal).ensure()
         now = self.now
-        self.db.create_function("pm_deadline_pressure", 1, lambda d: _deadline_pressure(d, now))
+        self.db.create_function("pm_deadline_pressure", 1, lambda d: deadline_pressure_of(d, now))
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -286,7 +286,7 @@ def _scan_page(
     matched.sort(key=SORTS[sort])
     total = len(matched)
     page = matched[offset:] if limit is None else matched[offset : offset + limit]
-    rows = [_row(item, row_fields, view.parent_of.get(item.id)) for item in page]
+    rows = [item_row(item, row_fields, view.parent_of.get(item.id)) for item in page]
     return rows, total, [view.relpath(path) for path, _ in view.corrupt]
 
 
@@ -313,7 +313,8 @@ def _row_fields(tracker: Tracker, fields: Sequence[str] | None) -> tuple[str, ..
     return tuple(dict.fromkeys(["id", *names]))
 
 
-def _row(item: Item, fields: tuple[str, ...] | None, parent: str | None) -> dict[str, Any]:
+def item_row(item: Item, fields: tuple[str, ...] | None, parent: str | None) -> dict[str, Any]:
+    """One ``pm list`` row: ``fields`` of ``item`` (the default columns when None)."""
     if fields is None:
         row: dict[str, Any] = {}
         for key in DEFAULT_ROW_FIELDS:

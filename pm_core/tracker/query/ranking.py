@@ -209,7 +209,7 @@ def compute_signals(
     if any(risk.values()):
         out["risk_pressure"] = risk
     if any(i.deadline for i in ordered):
-        out["deadline_pressure"] = {i.id: _deadline_pressure(i.deadline, now) for i in ordered}
+        out["deadline_pressure"] = {i.id: deadline_pressure_of(i.deadline, now) for i in ordered}
     affinity = {i.id: 1.0 if me in (i.author, i.reviewer) else 0.0 for i in ordered}
     if any(affinity.values()):
         out["author_affinity"] = affinity
@@ -231,7 +231,8 @@ def _unblocks(view: TrackerView, item_id: str) -> int:
     return count
 
 
-def _deadline_pressure(deadline: str | None, now: datetime) -> float:
+def deadline_pressure_of(deadline: str | None, now: datetime) -> float:
+    """The ``deadline_pressure`` signal of one deadline at ``now`` (0 without one)."""
     if not deadline:
         return 0.0
     try:
@@ -272,7 +273,7 @@ def reasons_for(view: TrackerView, item: Item, *, focus: str | None, now: dateti
     name = PRIORITY_NAMES[item.priority] if 0 <= item.priority < len(PRIORITY_NAMES) else "?"
     out.append(f"priority {item.priority} ({name})")
     if item.deadline:
-        pressure = _deadline_pressure(item.deadline, now)
+        pressure = deadline_pressure_of(item.deadline, now)
         out.append(f"overdue since {item.deadline}" if pressure >= 1 else f"due {item.deadline}")
     blockers = view.blockers.get(item.id, [])
     unresolved = view.unresolved_blockers(item.id)
