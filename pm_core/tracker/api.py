@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.claims import flows as claiming
 from pm_core.tracker.index import access as indexing
@@ -40,6 +40,9 @@ from pm_core.tracker.storage.workspace import (
     load_settings,
     require_root,
 )
+
+if TYPE_CHECKING:
+    from pm_core.tracker.query.indexed import IndexedReads
 
 Receipt = dict[str, Any]
 HIERARCHY_KINDS = ("parent", "child")
@@ -93,6 +96,11 @@ class Tracker:
         """File access for this root."""
         require_root(self.root)
         return Store(self.root, self.schema)
+
+    @cached_property
+    def index_reads(self) -> IndexedReads:
+        """What the query layer may ask the read index (each answer may be None: scan)."""
+        return indexing.IndexReads(self)
 
     @property
     def author(self) -> str:

@@ -28,9 +28,9 @@ from pm_core.tracker.index.rows import (
     unpack_item,
 )
 from pm_core.tracker.index.schema import MMAP_BYTES, STATEMENTS, VERSION_TAG
-from pm_core.tracker.model.errors import CorruptItemError, PmError
+from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, PmError
 from pm_core.tracker.model.item import Item
-from pm_core.tracker.storage.store import ITEM_SUFFIX
+from pm_core.tracker.storage.store import ITEM_SUFFIX, decode_item
 
 INDEX_FILE = "index.sqlite"
 #: A file whose mtime is this close to the moment it was indexed is re-read
@@ -485,8 +485,6 @@ class ReadIndex:
 
     def read_file(self, path: Path) -> Item | CorruptItemError:
         """Decode the item file at ``path``, or the error that says why it is corrupt."""
-        from pm_core.tracker.model.errors import NotFoundError
-        from pm_core.tracker.storage.store import decode_item
 
         try:
             return decode_item(path.read_bytes(), path.relative_to(self.root).as_posix())

@@ -21,7 +21,8 @@ from pm_core.tracker.index.rows import (
     pack_item,
 )
 from pm_core.tracker.model.errors import CorruptItemError
-from pm_core.tracker.model.item import Item
+from pm_core.tracker.model.item import Item, ItemFormatError, item_from_record
+from pm_core.tracker.storage.store import decode_item
 
 #: Files per job handed to a worker (large: fewer round trips, still a smooth progress line).
 JOB_FILES = 1000
@@ -138,9 +139,7 @@ class Context:
 
 def parse_bytes(data: bytes, source: str) -> Item | CorruptItemError:
     """The item in one file's bytes, or the error naming what is wrong with it."""
-    from pm_core.tracker.model.item import ItemFormatError, item_from_record
     from pm_core.tracker.storage.fastread import read_record
-    from pm_core.tracker.storage.store import decode_item
 
     try:
         record = None

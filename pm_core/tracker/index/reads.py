@@ -10,8 +10,11 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.index import access as indexing
 from pm_core.tracker.index.rows import GROUPS, doc_tokens
 from pm_core.tracker.index.score import PARALLEL_ROWS
+from pm_core.tracker.model.item import Item, normalize_priority, normalize_status
+from pm_core.tracker.storage.workspace import tracker_relpath
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -76,7 +79,6 @@ def list_page(
     is then ``(count, bytes)`` of the page's rows left unbuilt, their compact
     JSON size with a comma each (None when every row was built).
     """
-    from pm_core.tracker.index import access as indexing
 
     offset = indexing.bounded(offset)
     limit = None if limit is None else indexing.bounded(limit)
@@ -220,8 +222,7 @@ def _field_rows(
     index: ReadIndex, rows: Sequence[Sequence[Any]], fields: tuple[str, ...]
 ) -> list[dict[str, Any]]:
     from pm_core.tracker.index.rows import unpack_item
-    from pm_core.tracker.model.item import Item
-    from pm_core.tracker.query.listing import item_row
+    from pm_core.tracker.query.listing import item_row  # lazy: ``pm search`` never needs it
 
     out: list[dict[str, Any]] = []
     for record, parent, rel in rows:
@@ -232,7 +233,6 @@ def _field_rows(
 
 
 def _corrupt(tracker: Tracker, index: ReadIndex) -> list[str]:
-    from pm_core.tracker.storage.workspace import tracker_relpath
 
     return [tracker_relpath(tracker.root, path) for path, _ in index.corrupt()]
 
@@ -258,7 +258,6 @@ def search_page(
     ``filters`` must already have passed the reference's validation. From
     ``parallel_rows`` candidates on, keyword scores are taken in two threads.
     """
-    from pm_core.tracker.index import access as indexing
 
     limit = indexing.bounded(limit)
 
@@ -316,7 +315,6 @@ def _search_filters(
     tracker: Tracker, filters: Mapping[str, Sequence[str]], include_terminal: bool
 ) -> tuple[str, list[Any]]:
     """SQL for the reference's filter predicate (values normalized the same way)."""
-    from pm_core.tracker.model.item import normalize_priority, normalize_status
 
     schema = tracker.schema
     statuses = sorted({normalize_status(s, schema.status_names) for s in filters.get("status", ())})

@@ -15,6 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.index import access as indexing
+from pm_core.tracker.index.db import INDEX_FILE, RefreshStats
 from pm_core.tracker.storage.store import ITEM_SUFFIX
 
 if TYPE_CHECKING:
@@ -266,7 +268,6 @@ def _as_sweep(current: dict[str, Stat | None]) -> dict[str, Listing]:
 
 
 def _stats(files: int, parsed: int, removed: int, corrupt: int, started: float) -> RefreshStats:
-    from pm_core.tracker.index.db import RefreshStats
 
     return RefreshStats(
         files, parsed, removed, corrupt, False, time.perf_counter() - started, verify="watch"
@@ -287,8 +288,6 @@ __all__ = [
 
 def status(tracker: Tracker) -> dict[str, Any]:
     """The read index and its watcher, for ``pm index status``."""
-    from pm_core.tracker.index import access as indexing
-    from pm_core.tracker.index.db import INDEX_FILE
     from pm_core.tracker.index.watch import client as watchclient
 
     config = indexing.config(tracker)

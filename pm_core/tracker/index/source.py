@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.claims.leases import ClaimsConfig, holder_overrides, read_cache
+from pm_core.tracker.index.derived import Derived
 from pm_core.tracker.model.item import Item
 from pm_core.tracker.model.order import (
     HIGH_LEVEL_TYPES,
@@ -21,7 +23,9 @@ from pm_core.tracker.model.order import (
     baseline_sql,
     status_rank_sql,
 )
+from pm_core.tracker.query.ranking import deadline_pressure_of
 from pm_core.tracker.query.view import TrackerView
+from pm_core.tracker.storage.workspace import tracker_relpath
 
 if TYPE_CHECKING:
     import sqlite3
@@ -82,8 +86,6 @@ class Source:
         self._temps: list[str] = []
 
     def __enter__(self) -> Source:
-        from pm_core.tracker.index.derived import Derived
-        from pm_core.tracker.query.ranking import deadline_pressure_of
 
         if self._settles:
             Derived(self.db, self.terminal).ensure()
@@ -249,7 +251,6 @@ class Source:
         Only a row held with an expiry, or one with a cached lease, can change,
         so only those go through the leases module.
         """
-        from pm_core.tracker.claims.leases import ClaimsConfig, holder_overrides, read_cache
 
         try:
             remote = ClaimsConfig.from_settings(self.tracker.settings).is_remote
@@ -294,7 +295,6 @@ class Source:
 
     def view_for(self, ids: Iterable[str], focus: str | None) -> TrackerView:
         """A view holding the shown items and what their rows mention."""
-        from pm_core.tracker.claims.leases import holder_overrides
 
         shown = sorted(set(ids) | ({focus} if focus else set()))
         blockers = {i: self._ordered(i, "source", "target") for i in shown}
@@ -340,7 +340,6 @@ class Source:
 
     def corrupt_paths(self) -> list[str]:
         """Unreadable files as users see their paths, in scan order."""
-        from pm_core.tracker.storage.workspace import tracker_relpath
 
         return [tracker_relpath(self.tracker.root, path) for path, _ in self.index.corrupt()]
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.index.db import PARALLEL_MIN, RACY_NS
 from pm_core.tracker.index.derived import STALE_GUARD
 from pm_core.tracker.index.parse import Context, Rows
 from pm_core.tracker.index.rows import (
@@ -231,7 +232,6 @@ class Writer:
     @staticmethod
     def index_racy_ns() -> int:
         """How recent an mtime must be for its file to count as racy."""
-        from pm_core.tracker.index.db import RACY_NS
 
         return RACY_NS
 
@@ -275,7 +275,6 @@ class Writer:
         """Parse the files ``parses`` names (path -> stat triple) and insert their rows."""
         if not parses:
             return
-        from pm_core.tracker.index.db import PARALLEL_MIN
         from pm_core.tracker.index.parse import parsed_batches
 
         rels = sorted(parses)

@@ -163,12 +163,9 @@ def _list(
     row_fields = _row_fields(tracker, fields)
     with_terminal = include_terminal or bool(statuses & schema.terminal_statuses)
 
-    from pm_core.tracker.index import reads as indexed
-
     page = None
     if not custom:
-        page = indexed.list_page(
-            tracker,
+        page = tracker.index_reads.list_page(
             statuses=statuses,
             types=types,
             priorities=priorities,

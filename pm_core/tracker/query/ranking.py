@@ -11,10 +11,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.model.clock import epoch, parse_iso
+from pm_core.tracker.model.errors import NotFoundError, UsageError
 from pm_core.tracker.model.item import PRIORITY_NAMES, RISK_VALUES, Item
 from pm_core.tracker.model.order import HIGH_LEVEL_TYPES, STATUS_RANK
 from pm_core.tracker.query.shrink import check_budget, drop_key_in_rows, fit_to_budget, pop_last
 from pm_core.tracker.query.view import TrackerView, build_view
+from pm_core.tracker.storage.session import focus_id
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
@@ -347,17 +349,12 @@ def next_items(
     budget (``max(192, limit*128)`` unless given): reasons go first, then rows,
     each cut named in ``omissions``.
     """
-    from pm_core.tracker.model.errors import UsageError
-    from pm_core.tracker.ops.focus import focus_id
 
     if limit < 1:
         raise UsageError(f"limit must be at least 1, got {limit}")
     check_budget(token_budget)
     moment = now or datetime.now(UTC)
-    from pm_core.tracker.index import rank as indexrank
-
-    indexed = indexrank.next_items(
-        tracker,
+    indexed = tracker.index_reads.next_items(
         limit=limit,
         parent=parent,
         ready_only=ready_only,
@@ -455,7 +452,6 @@ def next_result(
 def _require_parent(tracker: Tracker, view: TrackerView, parent: str | None) -> str | None:
     if not parent:
         return None
-    from pm_core.tracker.model.errors import NotFoundError
 
     parent_id = tracker.normalize_id(parent)
     if parent_id not in view.by_id:
@@ -485,8 +481,6 @@ def context(
     any depth. Over budget, sections go first, then reasons, then rows, each
     named in ``omissions``.
     """
-    from pm_core.tracker.model.errors import UsageError
-    from pm_core.tracker.ops.focus import focus_id
     from pm_core.tracker.query import sections as sec
 
     if depth not in DEPTHS:
@@ -499,10 +493,7 @@ def context(
         )
     check_budget(token_budget)
     moment = now or datetime.now(UTC)
-    from pm_core.tracker.index import rank as indexrank
-
-    indexed = indexrank.context(
-        tracker,
+    indexed = tracker.index_reads.context(
         depth=depth,
         limit=limit,
         parent=parent,

@@ -392,10 +392,7 @@ def search(
     tuning = settings.get("tuning")
     if isinstance(tuning, Mapping):
         weights.update({k: float(v) for k, v in tuning.items() if k in weights})
-    from pm_core.tracker.index import reads as indexed
-
-    page = indexed.search_page(
-        tracker,
+    page = tracker.index_reads.search_page(
         parsed,
         merged,
         include_terminal=include_terminal,

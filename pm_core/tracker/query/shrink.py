@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pm_core.tracker.model.errors import UsageError
 from pm_core.tracker.query.budget import json_measure
 
 #: The smallest budget a caller may ask for: below it not even counts fit.
@@ -17,7 +18,6 @@ MIN_TOKEN_BUDGET = 64
 
 def check_budget(budget: int | None) -> None:
     """UsageError for a budget too small to hold anything."""
-    from pm_core.tracker.model.errors import UsageError
 
     if budget is not None and budget < MIN_TOKEN_BUDGET:
         raise UsageError(

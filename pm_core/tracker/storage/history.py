@@ -13,6 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pm_core.tracker.model.clock import parse_iso
 from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, UsageError
 from pm_core.tracker.model.item import Item, document_hash
 
@@ -329,7 +330,6 @@ def version_index(entries: list[HistoryEntry], ref: str) -> int:
                 f"version {number} does not exist", hint=f"versions run from 1 to {len(entries)}"
             )
         return number
-    from pm_core.tracker.model.clock import parse_iso
 
     try:
         moment = parse_iso(text)
