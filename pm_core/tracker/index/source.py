@@ -24,6 +24,7 @@ from pm_core.tracker.model.order import (
     status_rank_sql,
 )
 from pm_core.tracker.query.ranking import deadline_pressure_of
+from pm_core.tracker.query.rules import ACTIVE_ROLE, BLOCKED_ROLE, statuses_with_role
 from pm_core.tracker.query.view import TrackerView
 from pm_core.tracker.storage.workspace import tracker_relpath
 
@@ -79,8 +80,8 @@ class Source:
         self.now = now
         self.author = tracker.author
         self.terminal = schema.terminal_statuses
-        self.blocked_statuses = frozenset(s.name for s in schema.statuses if "blocked" in s.roles)
-        self.active_statuses = frozenset(s.name for s in schema.statuses if "active" in s.roles)
+        self.blocked_statuses = statuses_with_role(schema.statuses, BLOCKED_ROLE)
+        self.active_statuses = statuses_with_role(schema.statuses, ACTIVE_ROLE)
         self.term = sorted(self.terminal)
         self.term_marks = ",".join("?" * len(self.term))
         self._temps: list[str] = []
