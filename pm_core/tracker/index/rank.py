@@ -221,7 +221,6 @@ class _Work:
     """The work pool of ``next`` and ``context``: active or blocked leaves, under a parent."""
 
     def __init__(self, tracker: Tracker, source: Source, parent: str | None) -> None:
-
         self.source = source
         self.parent_id = _require_parent(tracker, source, parent)
         self.scope = source.scope_table(self.parent_id) if self.parent_id else None

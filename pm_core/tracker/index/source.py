@@ -87,7 +87,6 @@ class Source:
         self._temps: list[str] = []
 
     def __enter__(self) -> Source:
-
         if self._settles:
             Derived(self.db, self.terminal).ensure()
         now = self.now

@@ -240,7 +240,6 @@ def _check_lifecycle(tracker: Tracker, view: TrackerView) -> list[Failure]:
 
 
 def _check_dependencies(tracker: Tracker, view: TrackerView) -> list[Failure]:
-
     out: list[Failure] = []
     prefix = view.relpath(view.root)
     for item in view.item_list():
