@@ -1,0 +1,183 @@
+"""Merge of two append-only history streams (``history/<id>.jsonl``).
+
+Both branches appended entries after a common prefix. The merged stream
+keeps that prefix byte for byte, then both divergent suffixes interleaved by
+timestamp (ties broken by the entry's canonical JSON, so the order does not
+depend on which branch git calls ours; each side's own order is kept). The
+hash chain is then re-anchored: an entry whose recorded ``before`` state is
+no longer the state it follows gets its change re-applied to the merged state
+(with the item field rules of :mod:`pm_core.tracker.merge.items`) and a new
+patch and new hashes. Entries that still follow their predecessor are kept
+as they were written.
+
+A ``delete`` in one suffix and other changes in the other cannot be decided
+by a file driver: the delete goes last (so ``validate`` sees a live item whose
+history ends in ``delete``) and the merge reports a conflict. Two suffixes
+that each ``create`` the item mean one id was minted on two branches: also a
+conflict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from pm_core.tracker.merge.items import merge_records
+from pm_core.tracker.model.item import canonical_json
+
+
+class MergeInputError(ValueError):
+    """A side of a merge that is not what its driver merges (names the side and the line)."""
+
+
+class HistoryMerge(NamedTuple):
+    """The merged stream and its accounting."""
+
+    text: str
+    common: int
+    from_ours: int
+    from_theirs: int
+    reanchored: int
+    conflicts: tuple[str, ...]
+
+
+def item_hash(document: Mapping[str, Any]) -> str:
+    """The item hash a history entry records (the one call site for the hash rule)."""
+    from pm_core.tracker.model.item import document_hash
+
+    return document_hash(document)
+
+
+def parse_stream(text: str, side: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(line, entry)`` for every non-blank line; MergeInputError names the first bad one."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise MergeInputError(f"{side} line {number} is not JSON") from None
+        if not isinstance(entry, dict) or not isinstance(entry.get("patch"), list):
+            raise MergeInputError(f"{side} line {number} is not a history entry (no patch)")
+        out.append((line, entry))
+    return out
+
+
+def _empty() -> dict[str, Any]:
+    return {"metadata": {}, "body": ""}
+
+
+def _apply(document: dict[str, Any], patch: list[dict[str, Any]], where: str) -> dict[str, Any]:
+    import jsonpatch
+
+    try:
+        result: dict[str, Any] = jsonpatch.apply_patch(document, patch, in_place=False)
+    except Exception as exc:  # jsonpatch raises several error types
+        raise MergeInputError(f"{where}: patch does not apply ({exc})") from None
+    return result
+
+
+def _states(
+    prefix_state: dict[str, Any], suffix: list[tuple[str, dict[str, Any]]], side: str
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``(before, after)`` documents of every suffix entry, replayed on its own side."""
+    out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    state = prefix_state
+    for number, (_, entry) in enumerate(suffix, start=1):
+        after = _apply(state, entry["patch"], f"{side} entry {number} after the common prefix")
+        out.append((state, after))
+        state = after
+    return out
+
+
+def _as_record(document: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = document.get("metadata")
+    record = dict(metadata) if isinstance(metadata, Mapping) else {}
+    record["body"] = document.get("body", "")
+    return record
+
+
+def _as_document(record: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = {k: v for k, v in record.items() if k != "body"}
+    return {"metadata": metadata, "body": record.get("body", "")}
+
+
+def _reapply(
+    before: dict[str, Any], running: dict[str, Any], after: dict[str, Any]
+) -> dict[str, Any]:
+    """The change ``before`` -> ``after`` applied to ``running`` with the item field rules."""
+    base = _as_record(before) if before.get("metadata") else None
+    merged = merge_records(base, _as_record(running), _as_record(after))
+    return _as_document(merged.record)
+
+
+def _order_key(entry: Mapping[str, Any]) -> tuple[int, str, str]:
+    # A delete sorts after everything else: see the module docstring.
+    return (1 if entry.get("op") == "delete" else 0, str(entry.get("ts", "")), canonical_json(entry))
+
+
+def merge_history_text(base: str, ours: str, theirs: str) -> HistoryMerge:
+    """Merge two history streams that share a prefix; MergeInputError on a bad side."""
+    del base  # the common prefix is what both sides still share, whatever git's base holds
+    ours_lines = parse_stream(ours, "ours")
+    theirs_lines = parse_stream(theirs, "theirs")
+    common = 0
+    for (a, _), (b, _) in zip(ours_lines, theirs_lines, strict=False):
+        if a != b:
+            break
+        common += 1
+    prefix = ours_lines[:common]
+    state = _empty()
+    for number, (_, entry) in enumerate(prefix, start=1):
+        state = _apply(state, entry["patch"], f"common entry {number}")
+    ours_suffix = ours_lines[common:]
+    theirs_suffix = theirs_lines[common:]
+    queues = [
+        list(zip(ours_suffix, _states(state, ours_suffix, "ours"), strict=True)),
+        list(zip(theirs_suffix, _states(state, theirs_suffix, "theirs"), strict=True)),
+    ]
+    conflicts: list[str] = []
+    ops = [{e.get("op") for (_, e), _ in queue} for queue in queues]
+    if "create" in ops[0] and "create" in ops[1]:
+        conflicts.append("both branches created this item (one id minted twice)")
+    if any("delete" in mine and (theirs_ops - {"delete"}) for mine, theirs_ops in (ops, ops[::-1])):
+        conflicts.append("one branch deleted this item and the other changed it")
+    lines = [line for line, _ in prefix]
+    running = state
+    reanchored = 0
+    while queues[0] or queues[1]:
+        if queues[0] and queues[1]:
+            pick = 0 if _order_key(queues[0][0][0][1]) <= _order_key(queues[1][0][0][1]) else 1
+        else:
+            pick = 0 if queues[0] else 1
+        (line, entry), (before, after) = queues[pick].pop(0)
+        running_hash = item_hash(running)
+        if running_hash == item_hash(before):
+            following = after
+        elif entry.get("op") == "delete":
+            following = _empty()
+        else:
+            following = _reapply(before, running, after)
+        after_hash = item_hash(following)
+        if (
+            following is after
+            and entry.get("before_hash") == running_hash
+            and entry.get("after_hash") == after_hash
+        ):
+            lines.append(line)
+        else:
+            from pm_core.tracker.storage.history import make_patch
+
+            rewritten = dict(entry)
+            rewritten["patch"] = make_patch(running, following)
+            rewritten["before_hash"] = running_hash
+            rewritten["after_hash"] = after_hash
+            lines.append(json.dumps(rewritten, ensure_ascii=False, separators=(",", ":")))
+            reanchored += 1
+        running = following
+    text = "".join(line + "\n" for line in lines)
+    return HistoryMerge(
+        text, common, len(ours_suffix), len(theirs_suffix), reanchored, tuple(conflicts)
+    )
