@@ -110,10 +110,16 @@ class Tracker:
         for name in ("settings", "schema", "store"):
             self.__dict__.pop(name, None)
 
-    def init(self, prefix: str | None = None) -> dict[str, Any]:
-        """Create the tracker (idempotent)."""
+    def init(self, prefix: str | None = None, *, merge_fence: bool = True) -> dict[str, Any]:
+        """Create the tracker (idempotent); inside a git worktree also install the merge drivers."""
         result = init_workspace(self.root, prefix=prefix)
         self.reload()
+        if merge_fence:
+            from pm_core.tracker.merge.install import init_fence
+
+            fence = init_fence(self.root, self.schema.folders())
+            if fence is not None:
+                result["merge_fence"] = fence
         return result
 
     def normalize_id(self, raw: str) -> str:

@@ -18,6 +18,7 @@ imports only what one merge needs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -26,7 +27,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 KINDS: tuple[str, ...] = ("item", "history", "relationship", "json")
-USAGE = "usage: pm merge driver {item|history|relationship|json} BASE OURS THEIRS [--item-path PATH]"
+USAGE = (
+    "usage: pm merge driver {item|history|relationship|json} BASE OURS THEIRS [--item-path PATH]"
+)
 
 
 class DriverResult(NamedTuple):
@@ -57,16 +60,12 @@ def _write_over(path: str, data: bytes) -> None:
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
-        try:
+        with contextlib.suppress(OSError):
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        except OSError:
-            pass
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
@@ -81,7 +80,20 @@ def _git_text_merge(base: str, ours: str, theirs: str) -> bytes | None:
     """Git's own line merge of the three files (conflict markers where they clash)."""
     try:
         proc = subprocess.run(
-            ["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", ours, base, theirs],
+            [
+                "git",
+                "merge-file",
+                "-p",
+                "-L",
+                "ours",
+                "-L",
+                "base",
+                "-L",
+                "theirs",
+                ours,
+                base,
+                theirs,
+            ],
             capture_output=True,
             timeout=60,
             check=False,
@@ -104,7 +116,9 @@ def _tracker_of(item_path: str | None) -> Path | None:
     return root if (root / "settings.json").is_file() else None
 
 
-def merge_item(base: bytes, ours: bytes, theirs: bytes, item_path: str | None) -> tuple[bytes, DriverResult]:
+def merge_item(
+    base: bytes, ours: bytes, theirs: bytes, item_path: str | None
+) -> tuple[bytes, DriverResult]:
     """Merge item files; receipts for decisions. Raises _BadInput for a non-item side."""
     from pm_core.tracker.merge.items import merge_item_files
     from pm_core.tracker.model.errors import CorruptItemError
@@ -142,11 +156,15 @@ def merge_item(base: bytes, ours: bytes, theirs: bytes, item_path: str | None) -
     return result.data, DriverResult(1, message, receipt["receipt_id"])
 
 
-def _merge(kind: str, base: bytes, ours: bytes, theirs: bytes, item_path: str | None) -> tuple[bytes, DriverResult]:
+def _merge(
+    kind: str, base: bytes, ours: bytes, theirs: bytes, item_path: str | None
+) -> tuple[bytes, DriverResult]:
     name = item_path or kind
     if kind == "item":
         return merge_item(base, ours, theirs, item_path)
-    texts = [_text(data, label) for data, label in ((base, "base"), (ours, "ours"), (theirs, "theirs"))]
+    texts = [
+        _text(data, label) for data, label in ((base, "base"), (ours, "ours"), (theirs, "theirs"))
+    ]
     if kind in ("history", "relationship"):
         from pm_core.tracker.merge.streams import MergeInputError
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from pm_core.tracker.model.item import canonical_json
 from pm_core.tracker.merge.streams import MergeInputError
+from pm_core.tracker.model.item import canonical_json
 
 _TIME_KEYS = ("timestamp", "ts", "created_at", "at")
 
@@ -76,7 +76,9 @@ def merge_event_text(base: str, ours: str, theirs: str) -> EventMerge:
     if any("sequence" in e for e in events):
         first = events[0].get("sequence", 1) if events else 1
         start = first if isinstance(first, int) else 1
-        events = [{**e, "sequence": start + n} if "sequence" in e else e for n, e in enumerate(events)]
+        events = [
+            {**e, "sequence": start + n} if "sequence" in e else e for n, e in enumerate(events)
+        ]
     lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in events]
     return EventMerge(
         "".join(line + "\n" for line in lines), common, len(mine) - common, len(other) - common

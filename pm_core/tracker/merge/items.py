@@ -110,7 +110,11 @@ def merge_records(
         if key in conflicted:
             continue
         group = _group_of(key)
-        if group and any(g in conflicted for g in group) and not _same(ours.get(key, _MISSING), theirs.get(key, _MISSING)):
+        if (
+            group
+            and any(g in conflicted for g in group)
+            and not _same(ours.get(key, _MISSING), theirs.get(key, _MISSING))
+        ):
             # A group member that only one side changed still moves with its group.
             conflicted[key] = (ours.get(key, _MISSING), theirs.get(key, _MISSING))
     for key, (o, t) in conflicted.items():
@@ -272,6 +276,8 @@ def merge_item_files(base: bytes, ours: bytes, theirs: bytes, source: str) -> It
 
     ancestor = decode_record(base, f"{source} (base)") if base.strip() else None
     merged = merge_records(
-        ancestor, decode_record(ours, f"{source} (ours)"), decode_record(theirs, f"{source} (theirs)")
+        ancestor,
+        decode_record(ours, f"{source} (ours)"),
+        decode_record(theirs, f"{source} (theirs)"),
     )
     return ItemFileMerge(encode_item(item_from_record(merged.record)), merged)

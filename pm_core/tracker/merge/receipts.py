@@ -74,9 +74,7 @@ def build_receipt(
         }
         for d in decisions
     ]
-    digest = value_hash(
-        {"path": item_path, "decisions": detailed, "collision": id_collision}
-    )
+    digest = value_hash({"path": item_path, "decisions": detailed, "collision": id_collision})
     return {
         "receipt_id": f"mr-{digest[:12]}",
         "kind": "item",
@@ -178,9 +176,8 @@ def list_receipts(
         if receipt_id in local:
             receipt = dict(local[receipt_id][1])
             path = str(receipt.get("item_path", ""))
-            if receipt_id not in sidecars and prefix is not None and prefix:
-                if not path.startswith(prefix + "/"):
-                    continue  # another tracker of this repository
+            if receipt_id not in sidecars and prefix and not path.startswith(prefix + "/"):
+                continue  # another tracker of this repository
             receipt["source"] = "both" if receipt_id in sidecars else "local"
             if receipt_id in sidecars:
                 # The committed copy carries the reconciliation made in another clone.
@@ -216,4 +213,7 @@ def mark_reconciled(
     for directory in places:
         for receipt_id, (path, value) in _read_dir(directory).items():
             if receipt_id in wanted and value.get("status") != "reconciled":
-                _write_json(path, {**value, "status": "reconciled", "reconciled_at": at, "reconciled_by": by})
+                _write_json(
+                    path,
+                    {**value, "status": "reconciled", "reconciled_at": at, "reconciled_by": by},
+                )

@@ -115,7 +115,11 @@ def _reapply(
 
 def _order_key(entry: Mapping[str, Any]) -> tuple[int, str, str]:
     # A delete sorts after everything else: see the module docstring.
-    return (1 if entry.get("op") == "delete" else 0, str(entry.get("ts", "")), canonical_json(entry))
+    return (
+        1 if entry.get("op") == "delete" else 0,
+        str(entry.get("ts", "")),
+        canonical_json(entry),
+    )
 
 
 def merge_history_text(base: str, ours: str, theirs: str) -> HistoryMerge:
@@ -147,12 +151,16 @@ def merge_history_text(base: str, ours: str, theirs: str) -> HistoryMerge:
     lines = [line for line, _ in prefix]
     running = state
     reanchored = 0
+    emitted: set[str] = set()
     while queues[0] or queues[1]:
         if queues[0] and queues[1]:
             pick = 0 if _order_key(queues[0][0][0][1]) <= _order_key(queues[1][0][0][1]) else 1
         else:
             pick = 0 if queues[0] else 1
         (line, entry), (before, after) = queues[pick].pop(0)
+        if line in emitted:
+            continue  # the same entry on both sides (a cherry-pick): kept once
+        emitted.add(line)
         running_hash = item_hash(running)
         if running_hash == item_hash(before):
             following = after
@@ -181,3 +189,92 @@ def merge_history_text(base: str, ours: str, theirs: str) -> HistoryMerge:
     return HistoryMerge(
         text, common, len(ours_suffix), len(theirs_suffix), reanchored, tuple(conflicts)
     )
+
+
+def split_conflict(text: str) -> tuple[str, str] | None:
+    """Ours' and theirs' text of a file holding git conflict markers (None: no markers).
+
+    Lines outside the conflicted hunks belong to both sides; a diff3 ``|||||||``
+    section (the ancestor) belongs to neither.
+    """
+    if not any(line.startswith("<<<<<<<") for line in text.splitlines()):
+        return None
+    ours: list[str] = []
+    theirs: list[str] = []
+    where = "both"
+    for line in text.splitlines():
+        if line.startswith("<<<<<<<"):
+            where = "ours"
+        elif line.startswith("|||||||") and where == "ours":
+            where = "base"
+        elif line.startswith("=======") and where in ("ours", "base"):
+            where = "theirs"
+        elif line.startswith(">>>>>>>") and where == "theirs":
+            where = "both"
+        elif where == "both":
+            ours.append(line)
+            theirs.append(line)
+        elif where == "ours":
+            ours.append(line)
+        elif where == "theirs":
+            theirs.append(line)
+    return "".join(x + "\n" for x in ours), "".join(x + "\n" for x in theirs)
+
+
+class Reanchored(NamedTuple):
+    """One stream with its chain recomputed."""
+
+    text: str
+    document: dict[str, Any]
+    rewritten: int
+    dropped_ops: int
+
+
+def reanchor(text: str) -> Reanchored:
+    """Replay a stream in file order and rewrite every entry whose hashes do not follow.
+
+    An operation that no longer applies (its target is gone) is dropped from
+    its entry and counted; an entry keeps its bytes when its hashes hold.
+    """
+    import jsonpatch
+
+    running = _empty()
+    lines: list[str] = []
+    rewritten = dropped = 0
+    for line, entry in parse_stream(text, "history"):
+        ops = entry["patch"]
+        if entry.get("op") == "delete":
+            following = _empty()
+            kept_ops = None
+        else:
+            try:
+                following = _apply(running, ops, "entry")
+                kept_ops = ops
+            except MergeInputError:
+                following = running
+                kept_ops = []
+                for op in ops:
+                    try:
+                        following = jsonpatch.apply_patch(following, [op], in_place=False)
+                        kept_ops.append(op)
+                    except Exception:  # jsonpatch raises several error types
+                        dropped += 1
+        before_hash = item_hash(running)
+        after_hash = item_hash(following)
+        if (
+            kept_ops is ops
+            and entry.get("before_hash") in (before_hash, None, "")
+            and entry.get("after_hash") == after_hash
+        ):
+            lines.append(line)
+        else:
+            from pm_core.tracker.storage.history import make_patch
+
+            new = dict(entry)
+            new["patch"] = make_patch(running, following)
+            new["before_hash"] = before_hash
+            new["after_hash"] = after_hash
+            lines.append(json.dumps(new, ensure_ascii=False, separators=(",", ":")))
+            rewritten += 1
+        running = following
+    return Reanchored("".join(x + "\n" for x in lines), running, rewritten, dropped)

@@ -32,6 +32,7 @@ CHECKS: tuple[str, ...] = (
     "history",
     "duplicates",
     "claims",
+    "storage_integrity",
 )
 _RISKS = ("low", "medium", "high", "critical")
 _REPAIR = "pm validate --repair-history"
@@ -67,6 +68,7 @@ def validate(tracker: Tracker, checks: Sequence[str] | None = None) -> dict[str,
         "history": _check_history,
         "duplicates": _check_duplicates,
         "claims": _check_claims,
+        "storage_integrity": _check_storage_integrity,
     }
     results: list[dict[str, Any]] = []
     total = 0
@@ -308,6 +310,14 @@ def _check_claims(tracker: Tracker, view: TrackerView) -> list[Failure]:
     return lease_disagreements(tracker)
 
 
+def _check_storage_integrity(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    # What a branch merge can leave behind (markers, ids minted twice, delete
+    # versus edit, the merge fence): the merge package's checks.
+    from pm_core.tracker.merge.integrity import check
+
+    return check(tracker, set(view.by_id))
+
+
 def _history_ids(history_dir: Path) -> list[str]:
     try:
         names = os.listdir(history_dir)
@@ -488,6 +498,7 @@ def health(tracker: Tracker) -> dict[str, Any]:
         f"{entry} is not in .gitignore" for entry in ("runtime/", "locks/") if entry not in lines
     ]
     add("gitignore", unignored, "pm init (adds runtime/ and locks/ to .agents/pm/.gitignore)")
+    _merge_drivers_check(tracker, add)
     counts: dict[str, Any] = {"items": 0, "corrupt": 0}
     try:
         view = build_view(tracker)
@@ -502,6 +513,23 @@ def health(tracker: Tracker) -> dict[str, Any]:
         "counts": counts,
         "remediation_map": remedies,
     }
+
+
+def _merge_drivers_check(tracker: Tracker, add: Any) -> None:
+    """``merge_drivers``: the clone's driver config against this installation (git only)."""
+    from pm_core.tracker.merge.install import audit_drivers
+
+    audit = audit_drivers(tracker.root)
+    if audit["status"] == "not_git":
+        return
+    problems = [f"{key} is not configured in this clone" for key in audit["missing"]]
+    problems += [f"{key} runs a command other than this pm's driver" for key in audit["drifted"]]
+    add(
+        "merge_drivers",
+        problems,
+        "pm merge install (writes the clone-local driver config; idempotent)",
+        {"status": audit["status"], "other_pm": audit["foreign"]},
+    )
 
 
 #: A temp file older than this is no writer's work in progress (writes take milliseconds).
