@@ -68,6 +68,16 @@ def worktree_root(start: Path) -> Path | None:
     return Path(proc.stdout.strip()).resolve()
 
 
+def _configured(worktree: Path) -> dict[str, str]:
+    """This clone's ``merge.pm-*`` config entries (one git call)."""
+    proc = _git(worktree, "config", "--local", "--get-regexp", r"^merge\.pm-")
+    configured: dict[str, str] = {}
+    for line in proc.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        configured[key] = value
+    return configured
+
+
 def _quote_pattern(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -174,10 +184,10 @@ def install(tracker_root: Path, folders: Sequence[str], *, dry_run: bool = False
         )
     patterns = fence_patterns(where.tracker_rel, folders)
     entries = config_entries()
+    configured = _configured(where.worktree)
     changed_config: list[str] = []
     for key, value in entries:
-        current = _git(where.worktree, "config", "--local", "--get", key)
-        if current.returncode == 0 and current.stdout.rstrip("\n") == value:
+        if configured.get(key) == value:
             continue
         changed_config.append(key)
         if dry_run:
@@ -253,11 +263,7 @@ def audit_drivers(tracker_root: Path) -> dict[str, Any]:
     where = layout(tracker_root)
     if where is None:
         return {"status": "not_git", "missing": [], "drifted": [], "foreign": []}
-    proc = _git(where.worktree, "config", "--local", "--get-regexp", r"^merge\.pm-")
-    configured: dict[str, str] = {}
-    for line in proc.stdout.splitlines():
-        key, _, value = line.partition(" ")
-        configured[key] = value
+    configured = _configured(where.worktree)
     missing: list[str] = []
     drifted: list[str] = []
     foreign: list[str] = []

@@ -15,8 +15,8 @@ that both branches changed. Each field is merged on its own:
   the driver exits non-zero so git leaves the path conflicted for review, and
   a receipt records what was discarded.
 
-Fields that only mean something together (status with its close fields, the
-claim fields) move as a group: when one of them conflicts, the whole group
+Fields that only mean something together (status with its close fields and
+the claim) move as a group: when one of them conflicts, the whole group
 comes from the side that wins it, so a merge never writes an open item with a
 close reason or an assignee without its claim.
 """
@@ -31,9 +31,21 @@ from pm_core.tracker.model.item import COLLECTION_FIELDS, canonical_json
 #: Collections of strings merged as sets.
 STRING_SETS: tuple[str, ...] = ("tags",)
 #: Fields whose values move together when one of them conflicts.
+#: Status, its close fields and the claim are one group: a close ends the lease,
+#: so a status from one side and a lease from the other would be a closed item
+#: still claimed.
 GROUPS: tuple[tuple[str, ...], ...] = (
-    ("status", "closed_at", "completed_at", "close_reason", "resolution", "duplicate_of"),
-    ("assignee", "claim_principal", "claim_expires_at"),
+    (
+        "status",
+        "closed_at",
+        "completed_at",
+        "close_reason",
+        "resolution",
+        "duplicate_of",
+        "assignee",
+        "claim_principal",
+        "claim_expires_at",
+    ),
 )
 #: Timestamp keys that order collection entries added on both sides.
 _ENTRY_TIME_KEYS: tuple[str, ...] = ("created_at", "ts", "at", "timestamp", "date")
