@@ -81,7 +81,9 @@ def test_init_no_merge_fence_leaves_git_alone_and_validate_names_the_fix(tmp_pat
     assert not (repo.path / ".gitattributes").exists()
     assert repo.git("config", "--get", "merge.pm-history.driver", check=False).returncode != 0
     failures = _failures(_validate(repo), "storage_integrity")
-    assert any("no pm merge fence" in f["message"] and "pm merge install" in f["fix"] for f in failures)
+    assert any(
+        "no pm merge fence" in f["message"] and "pm merge install" in f["fix"] for f in failures
+    )
     dry = _ok(repo, "merge", "install", "--dry-run")
     assert dry["gitattributes"]["changed"] is True
     assert not (repo.path / ".gitattributes").exists()
@@ -120,7 +122,9 @@ def test_different_fields_on_one_item_merge_cleanly(shared: tuple[GitRepo, str])
     repo.git("merge", "a", "-m", "merge a")
     got = _item(repo, item)
     assert got["priority"] == 0 and got["tags"] == ["backend"]
-    assert [c["text"] for c in got["comments"]] == ["a"] and [n["text"] for n in got["notes"]] == ["b"]
+    assert [c["text"] for c in got["comments"]] == ["a"] and [n["text"] for n in got["notes"]] == [
+        "b"
+    ]
     _verifies(repo, item)
     assert _validate(repo)["ok"] is True
 
@@ -157,7 +161,9 @@ def test_scalar_set_two_ways_is_conflicted_valid_receipted_and_gated(
     assert b"<<<<<<<" not in data and b">>>>>>>" not in data
     got = _item(repo, item)  # the conflicted file is a valid item
     assert got["priority"] in (0, 4) and len(got["comments"]) == 2
-    git_dir = Path(repo.git("rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip())
+    git_dir = Path(
+        repo.git("rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip()
+    )
     local = list((git_dir / "pm" / "merge-receipts").glob("*.json"))
     sidecars = list((repo.root / "merge-receipts").glob("*.json"))
     assert len(local) == 1 and len(sidecars) == 1
@@ -322,12 +328,33 @@ def test_driver_given_a_non_toon_file_leaves_gits_conflict(tmp_path: Path) -> No
     ours.write_text("not: [toon\nours changed\n")
     theirs.write_text("not: [toon\ntheirs changed\n")
     expected = subprocess.run(
-        ["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", str(ours), str(base), str(theirs)],
+        [
+            "git",
+            "merge-file",
+            "-p",
+            "-L",
+            "ours",
+            "-L",
+            "base",
+            "-L",
+            "theirs",
+            str(ours),
+            str(base),
+            str(theirs),
+        ],
         capture_output=True,
         check=False,
     ).stdout
     before = sorted(p.name for p in tmp_path.iterdir())
-    run = _driver("item", str(base), str(ours), str(theirs), "--item-path", ".agents/pm/tasks/x.toon", cwd=tmp_path)
+    run = _driver(
+        "item",
+        str(base),
+        str(ours),
+        str(theirs),
+        "--item-path",
+        ".agents/pm/tasks/x.toon",
+        cwd=tmp_path,
+    )
     assert run.returncode == 1
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "not merged by the item driver" in lines[0]
@@ -343,11 +370,14 @@ def test_driver_given_non_json_history_or_settings_fails_loudly(tmp_path: Path) 
         theirs.write_text('{"a": 1}\n')
         run = _driver(kind, str(base), str(ours), str(theirs), cwd=tmp_path)
         assert run.returncode == 1
-        assert "not JSON" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+        assert f"not merged by the {kind} driver" in run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1
     assert _driver("nonsense", "a", "b", "c", cwd=tmp_path).returncode == 2
 
 
-def test_garbage_item_merge_touches_nothing_outside_the_tracker(shared: tuple[GitRepo, str]) -> None:
+def test_garbage_item_merge_touches_nothing_outside_the_tracker(
+    shared: tuple[GitRepo, str],
+) -> None:
     repo, item = shared
     path = repo.root / "tasks" / f"{item}.toon"
     for name, text in (("a", "garbage from a\n"), ("b", "garbage from b\n")):

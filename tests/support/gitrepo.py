@@ -73,7 +73,9 @@ class GitRepo:
             check=False,
         )
         if check and proc.returncode != 0:
-            raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+            raise AssertionError(
+                f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+            )
         return proc
 
     def commit(self, message: str) -> None:
