@@ -100,3 +100,26 @@ class GitRepo:
     def status(self) -> list[str]:
         """``git status --porcelain`` lines (untracked included)."""
         return [line for line in self.git("status", "--porcelain").stdout.splitlines() if line]
+
+
+def upstream_bin(env: Mapping[str, str] | None = None) -> Path:
+    """The TypeScript pm's ``bin`` folder from ``PM_UPSTREAM_BIN``.
+
+    Without it the test is skipped on a workstation but FAILS under ``CI=true``:
+    CI installs the oracle (``.ci/run``), so its absence there is a broken setup.
+    """
+    import os
+
+    import pytest
+
+    source = os.environ if env is None else env
+    value = source.get("PM_UPSTREAM_BIN", "")
+    if value and (Path(value) / "pm").exists():
+        return Path(value)
+    why = (
+        (f"PM_UPSTREAM_BIN={value!r} has no pm" if value else "PM_UPSTREAM_BIN is not set")
+        + " (install the oracle: ../shared/upstream-pm/install.sh DEST, then PM_UPSTREAM_BIN=DEST/bin)"
+    )
+    if source.get("CI", "").lower() == "true":
+        pytest.fail(why)
+    pytest.skip(why)

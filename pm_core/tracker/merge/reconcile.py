@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.merge import receipts as rc
 from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, UsageError
+from pm_core.tracker.model.item import canonical_json
 from pm_core.tracker.storage import history as hist
 
 if TYPE_CHECKING:
@@ -171,7 +172,6 @@ def repair_chain(
     """Re-anchor ``item_id``'s history and bring it to the item file, with an audit entry."""
     from pm_core.tracker.merge.streams import (
         MergeInputError,
-        item_hash,
         merge_history_text,
         reanchor,
         split_conflict,
@@ -208,7 +208,7 @@ def repair_chain(
             reasons.append(f"{fixed.rewritten} entries re-anchored")
         if fixed.dropped_ops:
             reasons.append(f"{fixed.dropped_ops} operations that no longer applied dropped")
-        differs = item_hash(fixed.document) != item_hash(target)
+        differs = canonical_json(fixed.document) != canonical_json(target)
         if differs:
             reasons.append("brought to the item file")
         report = {

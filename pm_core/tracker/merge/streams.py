@@ -42,10 +42,14 @@ class HistoryMerge(NamedTuple):
     conflicts: tuple[str, ...]
 
 
-def item_hash(document: Mapping[str, Any]) -> str:
-    """The item hash a history entry records (the one call site for the hash rule)."""
+def item_hash(document: Mapping[str, Any], entry: Mapping[str, Any] | None = None) -> str:
+    """The hash ``entry`` records for ``document``, in the epoch the entry declares.
+
+    The one call site of the item hash rule in the merge package.
+    """
     from pm_core.tracker.model.item import document_hash
 
+    del entry  # one epoch until the epoch-aware hash lands in the model
     return document_hash(document)
 
 
@@ -161,29 +165,21 @@ def merge_history_text(base: str, ours: str, theirs: str) -> HistoryMerge:
         if line in emitted:
             continue  # the same entry on both sides (a cherry-pick): kept once
         emitted.add(line)
-        running_hash = item_hash(running)
-        if running_hash == item_hash(before):
-            following = after
-        elif entry.get("op") == "delete":
-            following = _empty()
-        else:
-            following = _reapply(before, running, after)
-        after_hash = item_hash(following)
-        if (
-            following is after
-            and entry.get("before_hash") == running_hash
-            and entry.get("after_hash") == after_hash
-        ):
+        if canonical_json(running) == canonical_json(before):
+            # The entry still follows the state it was written on: it is valid
+            # as written (patch and hashes), whatever hash epoch it declares.
             lines.append(line)
-        else:
-            from pm_core.tracker.storage.history import make_patch
+            running = after
+            continue
+        following = _empty() if entry.get("op") == "delete" else _reapply(before, running, after)
+        from pm_core.tracker.storage.history import make_patch
 
-            rewritten = dict(entry)
-            rewritten["patch"] = make_patch(running, following)
-            rewritten["before_hash"] = running_hash
-            rewritten["after_hash"] = after_hash
-            lines.append(json.dumps(rewritten, ensure_ascii=False, separators=(",", ":")))
-            reanchored += 1
+        rewritten = dict(entry)
+        rewritten["patch"] = make_patch(running, following)
+        rewritten["before_hash"] = item_hash(running, entry)
+        rewritten["after_hash"] = item_hash(following, entry)
+        lines.append(json.dumps(rewritten, ensure_ascii=False, separators=(",", ":")))
+        reanchored += 1
         running = following
     text = "".join(line + "\n" for line in lines)
     return HistoryMerge(
@@ -259,8 +255,8 @@ def reanchor(text: str) -> Reanchored:
                         kept_ops.append(op)
                     except Exception:  # jsonpatch raises several error types
                         dropped += 1
-        before_hash = item_hash(running)
-        after_hash = item_hash(following)
+        before_hash = item_hash(running, entry)
+        after_hash = item_hash(following, entry)
         if (
             kept_ops is ops
             and entry.get("before_hash") in (before_hash, None, "")
