@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,6 +77,8 @@ def _text(data: bytes, label: str) -> str:
 
 def _git_text_merge(base: str, ours: str, theirs: str) -> bytes | None:
     """Git's own line merge of the three files (conflict markers where they clash)."""
+    import subprocess
+
     try:
         proc = subprocess.run(
             [
