@@ -985,6 +985,18 @@ class Tracker:
 
         return health(self)
 
+    def storage_integrity(self, live_ids: set[str]) -> list[dict[str, Any]]:
+        """Merge leftovers, for ``validate``; see :func:`pm_core.tracker.merge.integrity.check`."""
+        from pm_core.tracker.merge.integrity import check
+
+        return check(self, live_ids)
+
+    def merge_driver_audit(self) -> dict[str, Any]:
+        """This clone's merge driver config; see :func:`pm_core.tracker.merge.install.audit_drivers`."""
+        from pm_core.tracker.merge.install import audit_drivers
+
+        return audit_drivers(self.root)
+
     def repair_history(self, item_id: str | None = None) -> dict[str, Any]:
         """Reconcile drifted histories; see :func:`pm_core.tracker.query.validate.repair_history`."""
         from pm_core.tracker.query.validate import repair_history

@@ -310,10 +310,9 @@ def _check_claims(tracker: Tracker, view: TrackerView) -> list[Failure]:
 
 def _check_storage_integrity(tracker: Tracker, view: TrackerView) -> list[Failure]:
     # What a branch merge can leave behind (markers, ids minted twice, delete
-    # versus edit, the merge fence): the merge package's checks.
-    from pm_core.tracker.merge.integrity import check
-
-    return check(tracker, set(view.by_id))
+    # versus edit, the merge fence): the merge package's checks, which sit
+    # above this layer, reached through the tracker.
+    return tracker.storage_integrity(set(view.by_id))
 
 
 def _history_ids(history_dir: Path) -> list[str]:
@@ -513,9 +512,7 @@ def health(tracker: Tracker) -> dict[str, Any]:
 
 def _merge_drivers_check(tracker: Tracker, add: Any) -> None:
     """``merge_drivers``: the clone's driver config against this installation (git only)."""
-    from pm_core.tracker.merge.install import audit_drivers
-
-    audit = audit_drivers(tracker.root)
+    audit = tracker.merge_driver_audit()
     if audit["status"] == "not_git":
         return
     problems = [f"{key} is not configured in this clone" for key in audit["missing"]]
