@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from pm_core.cli.clickstate import json_option, pass_state
@@ -90,11 +88,17 @@ def merge_reconcile_cmd(state: CliState, dry_run: bool, force: bool, message: st
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def merge_driver_cmd(args: tuple[str, ...]) -> None:
     """Git's merge driver: KIND BASE OURS THEIRS [--item-path PATH] (git runs it)."""
-    from pm_core.tracker.merge.driver import main
+    from pm_core.tracker.merge.driver import USAGE, parse_args, run
 
-    code = main(list(args))
-    if code:
-        sys.exit(code)
+    parsed = parse_args(list(args))
+    if parsed is None:
+        raise UsageError("merge driver needs a kind and git's three files", hint=USAGE)
+    result = run(*parsed)
+    if result.code == 2:
+        raise UsageError(result.message, hint=USAGE)
+    if result.code:
+        # Git reads only the exit status: non-zero keeps the path conflicted.
+        raise PmError(result.message, hint="`pm merge report` lists the merge decisions")
 
 
 @click.command("history-repair")
