@@ -130,7 +130,7 @@ def test_history_merge_keeps_the_prefix_interleaves_and_reanchors() -> None:
     assert [e.ts[:10] for e in entries] == ["2026-01-01", "2026-01-02", "2026-01-03"]
     final = hist.replay(entries)
     assert final["metadata"]["priority"] == 1 and final["metadata"]["tags"] == ["x"]
-    assert hist.verify_chain(entries, hist.document_hash(final)).ok
+    assert hist.verify_chain(entries, final).ok
 
 
 def test_history_merge_flags_two_creates_and_delete_versus_edit() -> None:
@@ -157,7 +157,7 @@ def test_markers_split_into_two_streams_and_reanchor_fixes_hashes() -> None:
     fixed = reanchor(json.dumps(line) + "\n")
     assert fixed.rewritten == 1 and fixed.dropped_ops == 0
     entries = [hist.parse_entry(x, "h") for x in fixed.text.splitlines()]
-    assert hist.verify_chain(entries, hist.document_hash(_doc())).ok
+    assert hist.verify_chain(entries, _doc()).ok
 
 
 def test_json_merges_keys_composes_additions_and_flags_leaf_conflicts() -> None:

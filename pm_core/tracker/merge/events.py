@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from pm_core.tracker.merge.items import canonical_json
 from pm_core.tracker.merge.streams import MergeInputError
-from pm_core.tracker.model.item import canonical_json
 
 _TIME_KEYS = ("timestamp", "ts", "created_at", "at")
 

@@ -23,10 +23,17 @@ close reason or an assignee without its claim.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pm_core.tracker.model.item import COLLECTION_FIELDS, canonical_json
+from pm_core.tracker.model.item import COLLECTION_FIELDS
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted-key compact JSON: how the merge compares and orders values (not a hash rule)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
 
 #: Collections of strings merged as sets.
 STRING_SETS: tuple[str, ...] = ("tags",)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from pm_core.tracker.model.item import canonical_json
+from pm_core.tracker.merge.items import canonical_json
 
 _MISSING: Any = object()
 
@@ -35,7 +35,7 @@ def merge_json(base: Any, ours: Any, theirs: Any) -> JsonMerge:
 def _same(a: Any, b: Any) -> bool:
     if a is _MISSING or b is _MISSING:
         return a is b
-    return canonical_json(a) == canonical_json(b)
+    return bool(canonical_json(a) == canonical_json(b))
 
 
 def _merge(base: Any, ours: Any, theirs: Any, path: str, conflicts: list[str]) -> Any:

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pm_core.tracker.model.item import canonical_json
+from pm_core.tracker.merge.items import canonical_json
 
 SIDECAR_DIR = "merge-receipts"
 LOCAL_DIR = ("pm", "merge-receipts")

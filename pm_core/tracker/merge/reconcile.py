@@ -22,8 +22,8 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.merge import receipts as rc
+from pm_core.tracker.merge.items import canonical_json
 from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, UsageError
-from pm_core.tracker.model.item import canonical_json
 from pm_core.tracker.storage import history as hist
 
 if TYPE_CHECKING:
@@ -62,13 +62,13 @@ def _drift(tracker: Tracker, item_id: str) -> dict[str, Any] | None:
             "problem": "the item file exists but its history ends in delete "
             "(deleted on one branch, edited on another)",
         }
-    report = hist.verify_chain(entries, item.content_hash())
+    report = hist.verify_chain(entries, hist.item_document(item))
     if report.ok:
         return None
-    broken = [p for p in report.problems if "differs" not in p]
+    broken = [str(p) for p in report.problems if "differs" not in p.message]
     if broken:
         return {"id": item_id, "kind": "broken_chain", "problem": broken[0]}
-    return {"id": item_id, "kind": "drift", "problem": report.problems[0]}
+    return {"id": item_id, "kind": "drift", "problem": str(report.problems[0])}
 
 
 def reconcile(

@@ -23,8 +23,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from pm_core.tracker.merge.items import merge_records
-from pm_core.tracker.model.item import canonical_json
+from pm_core.tracker.merge.items import canonical_json, merge_records
 
 
 class MergeInputError(ValueError):
@@ -42,15 +41,22 @@ class HistoryMerge(NamedTuple):
     conflicts: tuple[str, ...]
 
 
-def item_hash(document: Mapping[str, Any], entry: Mapping[str, Any] | None = None) -> str:
-    """The hash ``entry`` records for ``document``, in the epoch the entry declares.
+def item_hash(document: Mapping[str, Any]) -> str:
+    """The hash a re-anchored entry records: the model's item hash, current epoch.
 
-    The one call site of the item hash rule in the merge package.
+    The one call site of the hash rule in the merge package; re-anchored
+    entries declare ``item_hash_version`` to match.
     """
-    from pm_core.tracker.model.item import document_hash
+    from pm_core.tracker.model.itemhash import CURRENT_EPOCH
+    from pm_core.tracker.model.itemhash import item_hash as model_hash
 
-    del entry  # one epoch until the epoch-aware hash lands in the model
-    return document_hash(document)
+    return model_hash(document, CURRENT_EPOCH)
+
+
+def _epoch() -> int:
+    from pm_core.tracker.model.itemhash import CURRENT_EPOCH
+
+    return CURRENT_EPOCH
 
 
 def parse_stream(text: str, side: str) -> list[tuple[str, dict[str, Any]]]:
@@ -74,13 +80,12 @@ def _empty() -> dict[str, Any]:
 
 
 def _apply(document: dict[str, Any], patch: list[dict[str, Any]], where: str) -> dict[str, Any]:
-    import jsonpatch
+    from pm_core.tracker.storage.history import PatchError, apply_patch
 
     try:
-        result: dict[str, Any] = jsonpatch.apply_patch(document, patch, in_place=False)
-    except Exception as exc:  # jsonpatch raises several error types
+        return apply_patch(document, patch)
+    except PatchError as exc:
         raise MergeInputError(f"{where}: patch does not apply ({exc})") from None
-    return result
 
 
 def _states(
@@ -176,8 +181,9 @@ def merge_history_text(base: str, ours: str, theirs: str) -> HistoryMerge:
 
         rewritten = dict(entry)
         rewritten["patch"] = make_patch(running, following)
-        rewritten["before_hash"] = item_hash(running, entry)
-        rewritten["after_hash"] = item_hash(following, entry)
+        rewritten["before_hash"] = item_hash(running)
+        rewritten["after_hash"] = item_hash(following)
+        rewritten["item_hash_version"] = _epoch()
         lines.append(json.dumps(rewritten, ensure_ascii=False, separators=(",", ":")))
         reanchored += 1
         running = following
@@ -232,7 +238,7 @@ def reanchor(text: str) -> Reanchored:
     An operation that no longer applies (its target is gone) is dropped from
     its entry and counted; an entry keeps its bytes when its hashes hold.
     """
-    import jsonpatch
+    from pm_core.tracker.storage.history import hash_matches, make_patch
 
     running = _empty()
     lines: list[str] = []
@@ -241,7 +247,7 @@ def reanchor(text: str) -> Reanchored:
         ops = entry["patch"]
         if entry.get("op") == "delete":
             following = _empty()
-            kept_ops = None
+            kept_ops: list[dict[str, Any]] | None = None
         else:
             try:
                 following = _apply(running, ops, "entry")
@@ -251,25 +257,26 @@ def reanchor(text: str) -> Reanchored:
                 kept_ops = []
                 for op in ops:
                     try:
-                        following = jsonpatch.apply_patch(following, [op], in_place=False)
+                        following = _apply(following, [op], "operation")
                         kept_ops.append(op)
-                    except Exception:  # jsonpatch raises several error types
+                    except MergeInputError:
                         dropped += 1
-        before_hash = item_hash(running, entry)
-        after_hash = item_hash(following, entry)
+        declared = entry.get("item_hash_version")
+        follows = entry.get("op") == "create" or not entry.get("before_hash")
+        if not follows:
+            follows = hash_matches(running, str(entry.get("before_hash")), declared)
         if (
             kept_ops is ops
-            and entry.get("before_hash") in (before_hash, None, "")
-            and entry.get("after_hash") == after_hash
+            and follows
+            and hash_matches(following, str(entry.get("after_hash", "")), declared)
         ):
             lines.append(line)
         else:
-            from pm_core.tracker.storage.history import make_patch
-
             new = dict(entry)
             new["patch"] = make_patch(running, following)
-            new["before_hash"] = before_hash
-            new["after_hash"] = after_hash
+            new["before_hash"] = item_hash(running)
+            new["after_hash"] = item_hash(following)
+            new["item_hash_version"] = _epoch()
             lines.append(json.dumps(new, ensure_ascii=False, separators=(",", ":")))
             rewritten += 1
         running = following

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.claims.leases import lease_disagreements
 from pm_core.tracker.model.clock import parse_iso
-from pm_core.tracker.model.errors import CorruptItemError, PmError, UsageError
-from pm_core.tracker.model.item import DEPENDENCY_KINDS, Item, document_hash, normalize_tags
+from pm_core.tracker.model.errors import PmError, UsageError
+from pm_core.tracker.model.item import DEPENDENCY_KINDS, Item, normalize_tags
 from pm_core.tracker.query.graph import find_cycles
 from pm_core.tracker.query.view import TrackerView, build_view
 from pm_core.tracker.storage import history as hist
@@ -329,39 +329,49 @@ def _check_history(tracker: Tracker, view: TrackerView) -> list[Failure]:
     history_dir = tracker.store.history_dir
     out: list[Failure] = []
     for item in view.item_list():
-        where = f"history/{item.id}.jsonl"
-        try:
-            entries = hist.read_entries(history_dir, item.id)
-        except CorruptItemError as exc:
-            out.append(
-                _failure(item.id, exc.message, path=where, fix="restore the history file from git")
-            )
-            continue
-        if not entries:
-            out.append(_failure(item.id, "item has no history", path=where, fix=_REPAIR))
-            continue
-        report = hist.verify_chain(entries, item.content_hash())
-        for problem in report.problems:
-            fix = _REPAIR if "differs" in problem else "restore the history file from git"
-            out.append(_failure(item.id, problem, path=where, fix=fix))
+        out.extend(_item_history_failures(history_dir, item))
     known = set(view.by_id) | {p.stem for p, _ in view.corrupt}
     for item_id in _history_ids(history_dir):
         if item_id in known:
             continue
-        try:
-            entries = hist.read_entries(history_dir, item_id)
-        except CorruptItemError as exc:
-            out.append(_failure(item_id, exc.message, path=f"history/{item_id}.jsonl"))
+        where = f"history/{item_id}.jsonl"
+        read = hist.read_history(history_dir, item_id)
+        if read.error is not None:
+            out.append(_failure(item_id, read.error.message, path=where, fix=read.error.hint))
             continue
+        entries = read.entries
         if entries and entries[-1].op != "delete":
             out.append(
                 _failure(
                     item_id,
                     "history exists but the item file is missing (not deleted through pm)",
-                    path=f"history/{item_id}.jsonl",
+                    path=where,
                     fix=f"pm restore {item_id} {len(entries)}",
                 )
             )
+    return out
+
+
+def _item_history_failures(history_dir: Path, item: Item) -> list[Failure]:
+    """The history problems of one item, each naming the file, the line and the fix."""
+    where = f"history/{item.id}.jsonl"
+    read = hist.read_history(history_dir, item.id)
+    out: list[Failure] = []
+    if read.error is not None:
+        message = read.error.message
+        if read.unread:
+            message += f"; {read.unread} later line(s) not read"
+        out.append(_failure(item.id, message, path=where, fix=read.error.hint or _REPAIR))
+    elif not read.entries:
+        return [_failure(item.id, "item has no history", path=where, fix=_REPAIR)]
+    current = None if read.error is not None else hist.item_document(item)
+    report = hist.verify_chain(read.entries, current)
+    for problem in report.problems:
+        failure = _failure(item.id, problem.message, path=where, fix=problem.fix)
+        if problem.line:
+            failure["line"] = problem.line
+            failure["message"] = f"line {problem.line}: {problem.message}"
+        out.append(failure)
     return out
 
 
@@ -408,7 +418,7 @@ def _drifted(tracker: Tracker, item_id: str) -> bool:
     try:
         item = tracker.get(item_id)
         entries = hist.read_entries(tracker.store.history_dir, item_id)
-        return document_hash(hist.replay(entries)) != item.content_hash()
+        return not entries or not hist.verify_chain(entries, hist.item_document(item)).ok
     except Exception:
         # Unreadable or unreplayable: let reconcile_history report it properly.
         return True
