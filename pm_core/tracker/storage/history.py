@@ -254,6 +254,11 @@ def parse_entry(line: str, where: str, number: int = 0) -> HistoryEntry:
     try:
         raw = parse_json(line)
     except ValueError as exc:
+        if line.startswith(("<<<<<<<", "=======", ">>>>>>>")):
+            raise CorruptItemError(
+                f"{where}: a git conflict marker (a merge was committed unresolved)",
+                hint="`pm history-repair <id>` merges both sides and re-anchors the chain",
+            ) from None
         raise CorruptItemError(f"{where}: not JSON ({exc})", hint=_RESTORE_HINT) from None
     if not isinstance(raw, dict):
         raise CorruptItemError(f"{where}: entry is not a JSON object", hint=_RESTORE_HINT)
