@@ -13,12 +13,18 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from functools import partial
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.model.clock import parse_iso
 from pm_core.tracker.model.errors import PmError, UsageError
-from pm_core.tracker.model.item import DEPENDENCY_KINDS, Item, normalize_tags
+from pm_core.tracker.model.item import (
+    DEPENDENCY_ALIASES,
+    DEPENDENCY_KINDS,
+    Item,
+    normalize_tags,
+)
 from pm_core.tracker.query.view import TrackerView, build_view
 from pm_core.tracker.storage import history as hist
 
@@ -37,6 +43,19 @@ CHECKS: tuple[str, ...] = (
 _RISKS = ("low", "medium", "high", "critical")
 _REPAIR = "pm validate --repair-history"
 Failure = dict[str, Any]
+
+
+#: Marks a finding that is reported but does not fail (``validate`` moves it to ``warnings``).
+_WARNING = "_warning"
+
+
+def _warning(
+    item_id: str, message: str, *, path: str | None = None, fix: str | None = None
+) -> Failure:
+    """A finding where this program is stricter than the format (the TypeScript pm accepts it)."""
+    out = _failure(item_id, message, path=path, fix=fix)
+    out[_WARNING] = True
+    return out
 
 
 def _failure(
@@ -70,11 +89,17 @@ def validate(tracker: Tracker, checks: Sequence[str] | None = None) -> dict[str,
         "claims": _check_claims,
     }
     results: list[dict[str, Any]] = []
-    total = 0
+    total = warned = 0
     for name in selected:
-        failures = runners[name](tracker, view)
+        found = runners[name](tracker, view)
+        failures = [f for f in found if not f.get(_WARNING)]
+        result: dict[str, Any] = {"name": name, "ok": not failures, "failures": failures}
+        warnings = [{k: v for k, v in f.items() if k != _WARNING} for f in found if f.get(_WARNING)]
+        if warnings:
+            result["warnings"] = warnings
         total += len(failures)
-        results.append({"name": name, "ok": not failures, "failures": failures})
+        warned += len(warnings)
+        results.append(result)
     failed = [r for r in results if not r["ok"]]
     return {
         "ok": not failed,
@@ -85,6 +110,7 @@ def validate(tracker: Tracker, checks: Sequence[str] | None = None) -> dict[str,
             "checks": len(results),
             "failed_checks": len(failed),
             "failures": total,
+            "warnings": warned,
         },
     }
 
@@ -149,10 +175,14 @@ def _check_metadata(tracker: Tracker, view: TrackerView) -> list[Failure]:
                 parse_iso(value)
             except ValueError:
                 fail(f"{key} {value!r} is not an ISO timestamp", f"set {key} to an ISO 8601 time")
-        if item.tags != normalize_tags(item.tags):
-            fail(
-                "tags are not sorted and unique",
-                f"pm update {item.id} --tags {','.join(normalize_tags(item.tags))}",
+        if item.tags != normalize_tags(item.tags) and not _locale_sorted_tags(item.tags):
+            out.append(
+                _warning(
+                    item.id,
+                    "tags are not sorted and unique",
+                    path=path,
+                    fix=f"pm update {item.id} --tags {','.join(normalize_tags(item.tags))}",
+                )
             )
         if item.risk is not None and str(item.risk).lower() not in _RISKS:
             fail(f"invalid risk {item.risk!r}", f"pm update {item.id} --risk medium")
@@ -166,6 +196,13 @@ def _check_metadata(tracker: Tracker, view: TrackerView) -> list[Failure]:
                     f"pm update {item.id} --field {declared.key}=...",
                 )
     return out
+
+
+def _locale_sorted_tags(tags: list[str]) -> bool:
+    """Unique and in the TypeScript pm's order (lower case, ``localeCompare``), which it writes."""
+    from pm_core.tracker.model.itemhash import locale_compare
+
+    return len(set(tags)) == len(tags) and all(locale_compare(a, b) < 0 for a, b in pairwise(tags))
 
 
 def _confidence_ok(value: Any) -> bool:
@@ -192,23 +229,27 @@ def _type_ok(kind: str, value: Any) -> bool:
 
 def _check_lifecycle(tracker: Tracker, view: TrackerView) -> list[Failure]:
     require_reason = bool(tracker.settings.get("governance", {}).get("require_close_reason", True))
+    # A reason is asked of finished work, not of canceled work (as the TypeScript pm does).
+    canceled = {s.name for s in tracker.schema.statuses if "terminal_canceled" in s.roles}
     out: list[Failure] = []
     prefix = view.relpath(view.root)
     for item in view.item_list():
         path = _item_path(prefix, view, item)
         if view.is_terminal(item):
+            # Both are warnings: the TypeScript pm writes closed items without
+            # closed_at, and its validate only warns about a missing reason.
             if not item.closed_at:
                 out.append(
-                    _failure(
+                    _warning(
                         item.id,
                         f"{item.status} without closed_at",
                         path=path,
-                        fix=f'pm reopen {item.id}, then pm close {item.id} "reason"',
+                        fix=f'pm reopen {item.id}, then pm close {item.id} "reason" (records closed_at)',
                     )
                 )
-            if require_reason and not item.close_reason:
+            if require_reason and not item.close_reason and item.status not in canceled:
                 out.append(
-                    _failure(
+                    _warning(
                         item.id,
                         f"{item.status} without close_reason",
                         path=path,
@@ -230,7 +271,7 @@ def _check_lifecycle(tracker: Tracker, view: TrackerView) -> list[Failure]:
                 )
         elif item.closed_at or item.completed_at:
             out.append(
-                _failure(
+                _warning(
                     item.id,
                     f"{item.status} but has closed_at/completed_at",
                     path=path,
@@ -250,7 +291,7 @@ def _check_dependencies(tracker: Tracker, view: TrackerView) -> list[Failure]:
         targets: list[tuple[str, str]] = []
         for dep in item.dependencies:
             kind = str(dep.get("kind") or "")
-            if kind not in DEPENDENCY_KINDS:
+            if kind not in DEPENDENCY_KINDS and kind not in DEPENDENCY_ALIASES:
                 out.append(
                     _failure(
                         item.id,
