@@ -1,9 +1,5 @@
 """``pm validate``, ``pm health`` and history repair.
 
-``validate`` checks the tracker's content (every failure names the item, the
-file, the problem and the fix); ``health`` checks the workspace around it
-(settings, schema, folders, locks, runtime); ``repair_history`` brings
-histories back in line with item files edited by hand or left by a crash.
 Validation only reads; repair writes through :meth:`Tracker.reconcile_history`.
 """
 
@@ -17,6 +13,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.claims.leases import lease_disagreements
 from pm_core.tracker.model.clock import parse_iso
 from pm_core.tracker.model.errors import PmError, UsageError
 from pm_core.tracker.model.item import (
@@ -25,8 +22,11 @@ from pm_core.tracker.model.item import (
     Item,
     normalize_tags,
 )
+from pm_core.tracker.query.graph import find_cycles
 from pm_core.tracker.query.view import TrackerView, build_view
 from pm_core.tracker.storage import history as hist
+from pm_core.tracker.storage.locks import lock_is_stale
+from pm_core.tracker.storage.workspace import load_schema, load_settings
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
@@ -39,6 +39,7 @@ CHECKS: tuple[str, ...] = (
     "history",
     "duplicates",
     "claims",
+    "storage_integrity",
 )
 _RISKS = ("low", "medium", "high", "critical")
 _REPAIR = "pm validate --repair-history"
@@ -87,6 +88,7 @@ def validate(tracker: Tracker, checks: Sequence[str] | None = None) -> dict[str,
         "history": _check_history,
         "duplicates": _check_duplicates,
         "claims": _check_claims,
+        "storage_integrity": _check_storage_integrity,
     }
     results: list[dict[str, Any]] = []
     total = warned = 0
@@ -282,7 +284,6 @@ def _check_lifecycle(tracker: Tracker, view: TrackerView) -> list[Failure]:
 
 
 def _check_dependencies(tracker: Tracker, view: TrackerView) -> list[Failure]:
-    from pm_core.tracker.query.graph import find_cycles
 
     out: list[Failure] = []
     prefix = view.relpath(view.root)
@@ -345,9 +346,15 @@ def _check_duplicates(tracker: Tracker, view: TrackerView) -> list[Failure]:
 
 def _check_claims(tracker: Tracker, view: TrackerView) -> list[Failure]:
     # Remote claims mode only: the item file's holder against the lease ref.
-    from pm_core.tracker.claims.leases import lease_disagreements
 
     return lease_disagreements(tracker)
+
+
+def _check_storage_integrity(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    # What a branch merge can leave behind (markers, ids minted twice, delete
+    # versus edit, the merge fence): the merge package's checks, which sit
+    # above this layer, reached through the tracker.
+    return tracker.storage_integrity(set(view.by_id))
 
 
 def _history_ids(history_dir: Path) -> list[str]:
@@ -516,8 +523,6 @@ def _drifted(tracker: Tracker, item_id: str) -> bool:
 
 def health(tracker: Tracker) -> dict[str, Any]:
     """Workspace checks with a fix per failing check: ``{ok, checks, counts, remediation_map}``."""
-    from pm_core.tracker.storage.locks import lock_is_stale
-    from pm_core.tracker.storage.workspace import load_schema, load_settings
 
     root = tracker.root
     checks: list[dict[str, Any]] = []
@@ -592,6 +597,7 @@ def health(tracker: Tracker) -> dict[str, Any]:
         f"{entry} is not in .gitignore" for entry in ("runtime/", "locks/") if entry not in lines
     ]
     add("gitignore", unignored, "pm init (adds runtime/ and locks/ to .agents/pm/.gitignore)")
+    _merge_drivers_check(tracker, add)
     counts: dict[str, Any] = {"items": 0, "corrupt": 0}
     try:
         view = build_view(tracker)
@@ -606,6 +612,21 @@ def health(tracker: Tracker) -> dict[str, Any]:
         "counts": counts,
         "remediation_map": remedies,
     }
+
+
+def _merge_drivers_check(tracker: Tracker, add: Any) -> None:
+    """``merge_drivers``: the clone's driver config against this installation (git only)."""
+    audit = tracker.merge_driver_audit()
+    if audit["status"] == "not_git":
+        return
+    problems = [f"{key} is not configured in this clone" for key in audit["missing"]]
+    problems += [f"{key} runs a command other than this pm's driver" for key in audit["drifted"]]
+    add(
+        "merge_drivers",
+        problems,
+        "pm merge install (writes the clone-local driver config; idempotent)",
+        {"status": audit["status"], "other_pm": audit["foreign"]},
+    )
 
 
 #: A temp file older than this is no writer's work in progress (writes take milliseconds).

@@ -1,12 +1,8 @@
 """Append-only history: ``history/<id>.jsonl``, one JSON object per mutation.
 
-Each entry: ``ts, author, op, patch`` (RFC 6902 against ``{metadata, body}``),
-``before_hash, after_hash`` and ``item_hash_version`` (the epoch of the
-hashes: :mod:`pm_core.tracker.model.itemhash`), optional ``message``; keys
-this program does not write (the TypeScript pm's ``author_source``,
-``agent_*``, ``context``) are kept. Replaying the patches from an empty
-document rebuilds any version; the hashes make the chain checkable. Chains
-written by either implementation verify here, in any epoch either wrote.
+Each entry holds an RFC 6902 patch with before/after hashes in the epoch its
+``item_hash_version`` names (:mod:`pm_core.tracker.model.itemhash`), so any
+version can be rebuilt and the chain checked.
 """
 
 from __future__ import annotations
@@ -17,6 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pm_core.tracker.model.clock import parse_iso
 from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, UsageError
 from pm_core.tracker.model.item import Item
 from pm_core.tracker.model.itemhash import (
@@ -258,6 +255,11 @@ def parse_entry(line: str, where: str, number: int = 0) -> HistoryEntry:
     try:
         raw = parse_json(line)
     except ValueError as exc:
+        if line.startswith(("<<<<<<<", "=======", ">>>>>>>")):
+            raise CorruptItemError(
+                f"{where}: a git conflict marker (a merge was committed unresolved)",
+                hint="`pm history-repair <id>` merges both sides and re-anchors the chain",
+            ) from None
         raise CorruptItemError(f"{where}: not JSON ({exc})", hint=_RESTORE_HINT) from None
     if not isinstance(raw, dict):
         raise CorruptItemError(f"{where}: entry is not a JSON object", hint=_RESTORE_HINT)
@@ -704,7 +706,6 @@ def version_index(entries: list[HistoryEntry], ref: str) -> int:
                 f"version {number} does not exist", hint=f"versions run from 1 to {len(entries)}"
             )
         return number
-    from pm_core.tracker.model.clock import parse_iso
 
     try:
         moment = parse_iso(text)
