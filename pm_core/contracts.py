@@ -100,6 +100,9 @@ class RequestContext:
     profile: str = "core"
     tool_allowlist: tuple[str, ...] | None = None
     workspace: Path | None = None
+    #: Operator settings that change negotiation, e.g. ``{"skills": "open"}``
+    #: from ``PM_MCP_SKILLS`` (serve the Final Skills text to undeclared clients).
+    options: Mapping[str, str] = attrs.field(factory=dict)
 
     def extension(self, identifier: str) -> Mapping[str, Any] | None:
         """The client's settings for ``identifier``, or None when not declared."""

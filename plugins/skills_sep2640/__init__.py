@@ -1,10 +1,10 @@
-"""Skills over MCP: the SEP-2640 draft at revision a3e147c, as a pm plugin.
+"""Skills over MCP: the SEP-2640 draft at a3e147c and the Final text, as a pm plugin.
 
 Serves the canonical pm skills shipped in the wheel and the repository's
 ``.agents/skills`` (which override same-named package skills) through
 ``skills/list``, ``skills/get``, ``resources/directory/read`` and ``skill://``
-``resources/read`` -- each only to requests that declared the exact pinned
-revision. Skill text is untrusted guidance: it grants no permission to run
+``resources/read`` -- each request under the text it negotiated (see
+:mod:`~pm_plugins.skills_sep2640.capability` and ``docs/skills.md``). Skill text is untrusted guidance: it grants no permission to run
 commands or change the tracker.
 
 The public surface (``SkillRegistry``, ``assert_skills_capability``,

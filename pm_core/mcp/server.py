@@ -78,6 +78,7 @@ class PmMcp:
         self.config = config
         self._skill_origins: list[SkillOrigin] | None = None
         self._max_response_bytes: int | None = None
+        self._options: Mapping[str, str] | None = None
         self.server: Server[Any] = Server(
             "pm-mcp",
             version=__version__,
@@ -117,7 +118,15 @@ class PmMcp:
             profile=self.config.profile,
             tool_allowlist=self.config.tool_allowlist,
             workspace=self.config.root.parent.parent,
+            options=self.options,
         )
+
+    @property
+    def options(self) -> Mapping[str, str]:
+        """Operator settings that change negotiation (ConfigurationError if invalid)."""
+        if self._options is None:
+            self._options = {"skills": skills_mode(self.config.env)}
+        return self._options
 
     def tracker(self, args: Mapping[str, Any] | None = None) -> Tracker:
         """A tracker for this call: the server's root, the call's author."""
@@ -158,6 +167,7 @@ class PmMcp:
     def check_startup(self) -> None:
         """Validate the profile configuration and limits (raises ConfigurationError)."""
         _ = self.max_response_bytes
+        _ = self.options
         byte_limit(self.config.env, "PM_MCP_MAX_REQUEST_BYTES", 1)  # only checked here
         request = RequestContext(
             profile=self.config.profile, tool_allowlist=self.config.tool_allowlist
@@ -451,6 +461,24 @@ def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[
 
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+#: ``PM_MCP_SKILLS``: ``negotiated`` serves skills only to clients that declare
+#: the extension; ``open`` also serves clients that declare nothing, per the
+#: Final Skills text (see docs/skills.md).
+SKILLS_MODES = ("negotiated", "open")
+
+
+def skills_mode(env: Mapping[str, str]) -> str:
+    """``PM_MCP_SKILLS`` checked against :data:`SKILLS_MODES` (blank: ``negotiated``)."""
+    raw = env.get("PM_MCP_SKILLS", "").strip().lower()
+    if not raw:
+        return "negotiated"
+    if raw not in SKILLS_MODES:
+        raise ConfigurationError(
+            f"PM_MCP_SKILLS must be one of {', '.join(SKILLS_MODES)}, got {raw!r}"
+        )
+    return raw
 
 
 def byte_limit(
