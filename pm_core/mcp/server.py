@@ -203,26 +203,31 @@ class PmMcp:
     def call(
         self, request: RequestContext, name: str, args: dict[str, Any], pointer: bool
     ) -> types.CallToolResult:
-        """Run one tool call; failures become ``isError`` results with the pm exit code."""
+        """Run one tool call; failures become ``isError`` results with the pm exit code.
+
+        A tool this request cannot call (unknown, or outside its profile) is a
+        protocol error, -32602, as the specification has it: there is no
+        execution whose failure a result could report.
+        """
         try:
             tracker = self.tracker(args)
             callable_tools = self.host.select_tools(self.catalog(request, tracker), request, "call")
-            by_name = {t.name: t for t in callable_tools}
-            if name not in by_name:
-                known = name in self.host.tools()
-                why = (
-                    f"tool {name} is not enabled in the {request.profile} profile"
-                    if known
-                    else f"unknown tool {name}"
-                )
-                return error_result(
-                    {
-                        "error": why,
-                        "code": USAGE_CODE,
-                        "hint": "call tools/list for the tools you may use",
-                    },
-                    pointer,
-                )
+        except PmError as exc:
+            return error_result(exc.to_json(), pointer)
+        by_name = {t.name: t for t in callable_tools}
+        if name not in by_name:
+            known = name in self.host.tools()
+            why = (
+                f"tool {name} is not enabled in the {request.profile} profile"
+                if known
+                else f"unknown tool {name}"
+            )
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"{why}; call tools/list for the tools you may use",
+                {"field": "name", "tool": name},
+            )
+        try:
             descriptor = by_name[name]
             warnings = undeclared_arguments(descriptor, args)
             spec = self.host.tools()[name]
