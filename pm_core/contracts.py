@@ -231,6 +231,16 @@ class ResourceEntry:
 
 
 @attrs.frozen(slots=True)
+class ResourceTemplateEntry:
+    """One ``resources/templates/list`` entry: an RFC 6570 URI template."""
+
+    uri_template: str
+    name: str
+    mime_type: str = "application/json"
+    description: str = ""
+
+
+@attrs.frozen(slots=True)
 class ResourceContent:
     """The body of a resource read: ``text`` or base64 ``blob``."""
 
@@ -269,6 +279,8 @@ class ResourceProvider:
     gate: Callable[[RequestContext], bool] = lambda _request: True
     #: Raised instead of "not found" when a gated-off read is attempted.
     denied: Callable[[RequestContext], ProtocolError] | None = None
+    #: URI templates under ``prefix`` (``resources/templates/list``), gated like the rest.
+    templates: tuple[ResourceTemplateEntry, ...] = ()
 
 
 @attrs.frozen(slots=True)

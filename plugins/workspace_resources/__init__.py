@@ -2,7 +2,8 @@
 
 Resources are always listed and readable (no negotiation): the ranked
 context, the session focus, the live claims, and the repository's agent guide
-(``AGENTS.md``). Each read goes through the tracker SDK at that moment, so a
+(``AGENTS.md``); and the ``pm://items/{id}`` and ``pm://items/{id}/history``
+templates. Each read goes through the tracker SDK at that moment, so a
 resource never serves a stale snapshot.
 
 Hooks: ``pm_resource_providers``, ``pm_register_prompts``.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pm_plugins.workspace_resources import items
 from pm_plugins.workspace_resources.prompts import prompt_specs
 from pm_plugins.workspace_resources.resources import PREFIX, provider
 
@@ -23,8 +25,8 @@ __all__ = ["PREFIX", "pm_register_prompts", "pm_resource_providers"]
 
 @hookimpl
 def pm_resource_providers() -> Sequence[ResourceProvider]:
-    """Serve ``pm://workspace/`` resources."""
-    return [provider()]
+    """Serve ``pm://workspace/`` resources and the ``pm://items/`` templates."""
+    return [provider(), items.provider()]
 
 
 @hookimpl

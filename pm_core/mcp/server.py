@@ -87,6 +87,7 @@ class PmMcp:
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
             on_read_resource=self._read_resource,
+            on_list_resource_templates=self._list_resource_templates,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
@@ -292,6 +293,23 @@ class PmMcp:
             return out
 
         return types.ListResourcesResult(resources=await self._run(build))
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        request = self.request_context(ctx)
+        templates = [
+            types.ResourceTemplate(
+                uri_template=t.uri_template,
+                name=t.name,
+                mime_type=t.mime_type,
+                description=t.description or None,
+            )
+            for provider in self.host.resource_providers()
+            if provider.templates and provider.gate(request)
+            for t in provider.templates
+        ]
+        return types.ListResourceTemplatesResult(resource_templates=templates)
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
