@@ -35,6 +35,7 @@ from pm_core.contracts import (
     ToolResult,
 )
 from pm_core.host import Host
+from pm_core.mcp.results import output_schema
 from pm_core.tracker.api import Tracker
 from pm_core.tracker.model.errors import PmError, UsageError
 
@@ -468,6 +469,7 @@ def wire_tool(tool: ToolDescriptor) -> types.Tool:
         name=tool.name,
         description=tool.description,
         input_schema=dict(tool.input_schema),
+        output_schema=output_schema(tool.name),
         _meta=dict(tool.meta) if tool.meta else None,
     )
 
@@ -520,14 +522,9 @@ def byte_limit(
     return value
 
 
-def _wire_bytes(text: str, structured: Mapping[str, Any], pointer: bool) -> int:
-    """About what a result costs on the wire: the text plus ``structuredContent``."""
-    text_bytes = len(text.encode("utf-8"))
-    if pointer:
-        return text_bytes + len(_dump(structured).encode("utf-8"))
-    if "warnings" in structured:
-        return 2 * text_bytes  # the text is the structured JSON itself
-    return 2 * text_bytes + len('{"result":}')
+def _wire_bytes(texts: Sequence[str], structured: Mapping[str, Any]) -> int:
+    """About what a result costs on the wire: the texts plus ``structuredContent``."""
+    return sum(len(t.encode("utf-8")) for t in texts) + len(_dump(structured).encode("utf-8"))
 
 
 def success_result(
@@ -535,16 +532,21 @@ def success_result(
 ) -> types.CallToolResult:
     """``structuredContent: {result, warnings?}`` plus JSON text (or a pointer).
 
-    With ``max_bytes``, a result larger than that on the wire is replaced by an
-    ``isError`` result saying so: an agent can narrow the call, but cannot do
-    anything useful with a response its client drops or truncates.
+    The first text content is always the result itself (the same JSON as
+    ``structuredContent.result``, whether or not there are warnings); warnings
+    follow as a second text, ``{"warnings": [...]}``, for clients that read
+    only text. With ``max_bytes``, a result larger than that on the wire is
+    replaced by an ``isError`` result saying so: an agent can narrow the call,
+    but cannot do anything useful with a response its client drops or truncates.
     """
     structured: dict[str, Any] = {"result": result}
     if warnings:
         structured["warnings"] = list(warnings)
-    text = POINTER_TEXT if pointer else _dump(structured if warnings else result)
+    texts = [POINTER_TEXT if pointer else _dump(result)]
+    if warnings and not pointer:
+        texts.append(_dump({"warnings": list(warnings)}))
     if max_bytes is not None:
-        size = _wire_bytes(text, structured, pointer)
+        size = _wire_bytes(texts, structured)
         if size > max_bytes:
             return error_result(
                 {
@@ -558,7 +560,8 @@ def success_result(
                 pointer,
             )
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=structured
+        content=[types.TextContent(type="text", text=t) for t in texts],
+        structured_content=structured,
     )
 
 
