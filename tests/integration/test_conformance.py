@@ -25,7 +25,7 @@ def test_conformance_suite_meets_the_expected_failures_file() -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=2400,
         check=False,
     )
     print(done.stdout)
