@@ -28,9 +28,7 @@ def config_schema(_c: WorkspaceContracts) -> Schema:
             "key": s.string("Dotted key, e.g. governance.require_close_reason."),
             # Every JSON type a setting can hold, spelled out: an empty schema is untyped.
             "value": {
-                "anyOf": [
-                    {"type": t} for t in ("string", "number", "boolean", "array", "object")
-                ]
+                "anyOf": [{"type": t} for t in ("string", "number", "boolean", "array", "object")]
             },
         },
         ["configAction"],

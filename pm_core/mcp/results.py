@@ -57,7 +57,12 @@ def variants(*schemas: Schema) -> Schema:
 
 #: A mutation's receipt (create, update, close, claim, add a comment, ...).
 RECEIPT: Final = shape(
-    {"id": "string", "status": "string", "changed_fields": "array", "changed_field_count": "integer"}
+    {
+        "id": "string",
+        "status": "string",
+        "changed_fields": "array",
+        "changed_field_count": "integer",
+    }
 )
 OBJECT: Final = _typed("object")
 ANY: Final = _one("any")
@@ -136,7 +141,9 @@ RESULTS: Final[Mapping[str, Schema]] = {
         }
     ),
     "pm_profile": shape({"active": "string", "selected": "array", "profiles": "object"}),
-    "pm_schema": variants(shape({"types": "array", "statuses": "array", "fields": "array"}), OBJECT),
+    "pm_schema": variants(
+        shape({"types": "array", "statuses": "array", "fields": "array"}), OBJECT
+    ),
     # pm_run answers whatever the action it runs answers, extension actions included.
     "pm_run": ANY,
     "pm_discover": shape({"tools": "array", **_PAGE}, {"next_cursor": "string?"}),
