@@ -1,20 +1,9 @@
 """Negotiation of the Skills over MCP extension: the pinned draft and the Final text.
 
-Each skills request is answered under one of two texts, decided from what
-that request declared:
-
-- ``draft``: the declaration carries ``revision`` equal to the pinned draft
-  (SEP-2640 at a3e147c). Served exactly as that draft, with pm's unprefixed
-  ``_meta`` keys.
-- ``final``: the declaration has no ``revision`` (``{}``, or
-  ``{"directoryRead": true}``), as the Final text (ext-skills
-  ``specification/stable/skills.mdx``) lets clients send; or nothing is
-  declared and the operator set ``PM_MCP_SKILLS=open``. ``_meta`` keys carry
-  the ``io.modelcontextprotocol.skills/`` prefix.
-
-Anything else -- another revision, a declaration that is not an object, a
-``revision`` that is not the pinned string, or no declaration without the
-opt-in -- gets -32021, and nothing is served.
+A request declaring the pinned ``revision`` gets the draft; one declaring the
+extension without ``revision`` (or nothing, under ``PM_MCP_SKILLS=open``) gets
+the Final text, with ``_meta`` keys under ``io.modelcontextprotocol.skills/``.
+Another revision, or settings that are not an object, get -32021.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Workspace resources (``pm://workspace/...``) and the three workflow prompts.
 
-Resources are always listed and readable (no negotiation): the ranked
-context, the session focus, the live claims, and the repository's agent guide
-(``AGENTS.md``); and the ``pm://items/{id}`` and ``pm://items/{id}/history``
-templates. Each read goes through the tracker SDK at that moment, so a
-resource never serves a stale snapshot.
-
-Hooks: ``pm_resource_providers``, ``pm_register_prompts``.
+Resources (context, focus, claims, ``AGENTS.md``) are always listed and are read
+through the tracker SDK at request time; ``pm://items/{id}`` and its history are
+offered as templates. Hooks: ``pm_resource_providers``,
+``pm_register_prompts``.
 """
 
 from __future__ import annotations
