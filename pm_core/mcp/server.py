@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from pm_core import __version__
 from pm_core.contracts import (
     ConfigurationError,
+    Era,
     ProtocolError,
     RequestContext,
     ServeContext,
@@ -33,6 +34,7 @@ from pm_core.contracts import (
     ToolResult,
 )
 from pm_core.host import Host
+from pm_core.mcp.changes import ChangeWatcher, subscribable
 from pm_core.mcp.results import output_schema
 from pm_core.tracker.api import Tracker
 from pm_core.tracker.model.errors import PmError, UsageError
@@ -78,6 +80,7 @@ class PmMcp:
         self._skill_origins: list[SkillOrigin] | None = None
         self._max_response_bytes: int | None = None
         self._options: Mapping[str, str] | None = None
+        self.changes = ChangeWatcher(config.root)
         self.server: Server[Any] = Server(
             "pm-mcp",
             version=__version__,
@@ -87,6 +90,8 @@ class PmMcp:
             on_list_resources=self._list_resources,
             on_read_resource=self._read_resource,
             on_list_resource_templates=self._list_resource_templates,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
@@ -110,8 +115,11 @@ class PmMcp:
         params = ctx.session.client_params
         if params is not None and params.client_info is not None:
             client_name = params.client_info.name
+        era: Era = "modern" if ctx.protocol_version in MODERN_VERSIONS else "initialize"
+        if era == "initialize":
+            self.changes.seen(connection_of(ctx))  # it hears of tool list changes from now on
         return RequestContext(
-            era="modern" if ctx.protocol_version in MODERN_VERSIONS else "initialize",
+            era=era,
             protocol_version=ctx.protocol_version,
             extensions=extensions,
             client_name=client_name,
@@ -310,6 +318,27 @@ class PmMcp:
         ]
         return types.ListResourceTemplatesResult(resource_templates=templates)
 
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        uri = str(params.uri)
+        self.request_context(ctx)
+        if not subscribable(uri):
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"updates of {uri} are not watched; subscribe to pm://workspace/context, "
+                "claims, focus, agent-guide, pm://items/{id} or pm://items/{id}/history",
+                {"field": "uri", "uri": uri},
+            )
+        self.changes.subscribe(connection_of(ctx), uri)
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self.changes.unsubscribe(connection_of(ctx), str(params.uri))
+        return types.EmptyResult()
+
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
@@ -442,12 +471,26 @@ class PmMcp:
     async def _advertise_extensions(
         self, ctx: ServerRequestContext[Any, Any], call_next: Any
     ) -> Any:
-        """Put ``capabilities.extensions`` back into ``initialize`` (SDK bug: dropped)."""
+        """Put ``capabilities.extensions`` back into ``initialize`` (SDK bug: dropped),
+        and declare ``tools.listChanged``: initialize-era sessions are told (changes.py)."""
         result = await call_next(ctx)
-        if ctx.method == "initialize" and isinstance(result, dict) and self.server.extensions:
+        if ctx.method == "initialize" and isinstance(result, dict):
             caps = result.setdefault("capabilities", {})
-            caps.setdefault("extensions", copy.deepcopy(self.server.extensions))
+            if self.server.extensions:
+                caps.setdefault("extensions", copy.deepcopy(self.server.extensions))
+            if isinstance(caps.get("tools"), dict):
+                caps["tools"]["listChanged"] = True
         return result
+
+
+def connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """The client connection behind a request: one per stdio process or HTTP session.
+
+    ``ctx.session`` is built afresh for every request; the connection outlives
+    it and sends on the session's standalone channel (the SDK keeps it on the
+    session as ``_connection``; a session is the fallback).
+    """
+    return getattr(ctx.session, "_connection", ctx.session)
 
 
 def _tracker_root(raw: str) -> Path:
