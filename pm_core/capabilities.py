@@ -53,6 +53,8 @@ _TABLE: tuple[tuple[str, Tier, str, str], ...] = (
     ("restore", "full", "history", "Rebuild an item from history at a version or time."),
     ("init", "full", "configuration", "Create a tracker in this repository."),
     ("claims", "standard", "lifecycle", "List live claims (leases)."),
+    ("merge", "full", "configuration", "Git merge drivers for tracker files; post-merge gate."),
+    ("history-repair", "full", "history", "Re-anchor an item's history chain with an audit entry."),
 )
 
 
