@@ -36,15 +36,14 @@ def _one(spec: str) -> Schema:
 
 
 def _typed(name: str) -> Schema:
-    if name == "object":
-        return {"type": "object", "additionalProperties": True}
+    # Other keys stay allowed by JSON Schema's default; saying so costs tokens.
     return {"type": name}
 
 
 def shape(required: Mapping[str, str], optional: Mapping[str, str] | None = None) -> Schema:
     """An object with these keys (``required`` always present), others allowed."""
     properties = {k: _one(v) for k, v in {**required, **(optional or {})}.items()}
-    out: Schema = {"type": "object", "properties": properties, "additionalProperties": True}
+    out: Schema = {"type": "object", "properties": properties}
     if required:
         out["required"] = sorted(required)
     return out
