@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from pm_core.capabilities import FAMILIES as _FAMILIES
+
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
 
@@ -22,19 +24,9 @@ TIER_RANK: Mapping[str, int] = {"core": 0, "standard": 1, "full": 2, "internal":
 
 Era = Literal["initialize", "modern"]
 
-#: Capability families shared by commands, tools, discovery and docs.
-FAMILIES: tuple[str, ...] = (
-    "orientation",
-    "lifecycle",
-    "authoring",
-    "evidence",
-    "graph",
-    "planning",
-    "assurance",
-    "configuration",
-    "history",
-    "extensions",
-)
+#: Capability families shared by commands, tools, discovery and docs (declared
+#: with the command table).
+FAMILIES: tuple[str, ...] = _FAMILIES
 
 
 #: The tier each MCP tool profile advertises up to (``custom`` is an exact

@@ -24,6 +24,7 @@ import attrs
 import pluggy
 
 from pm_core import hookspecs
+from pm_core.capabilities import tier_problem
 from pm_core.contracts import (
     CommandSpec,
     PromptSpec,
@@ -280,6 +281,14 @@ class Host:
             for plugin, spec in self._collect("pm_register_commands", CommandSpec):
                 if spec.name in found:
                     self._conflict("command", spec.name, found[spec.name][0], plugin)
+                    continue
+                problem = tier_problem(spec.tier, spec.family)
+                if problem is not None:
+                    # Unreachable from every profile, or a family no projection knows.
+                    message = f"command {spec.name!r}: {problem}; the command was dropped"
+                    self._record(plugin).fail("error", message)
+                    if self.settings.strict:
+                        raise PluginLoadError(f"plugin {plugin!r}: {message}")
                     continue
                 found[spec.name] = (plugin, spec)
                 self._record(plugin).contribute("commands", f"{spec.name} ({spec.tier})")

@@ -17,46 +17,12 @@ from collections.abc import Callable
 from importlib import import_module
 from typing import Any, Literal
 
+from pm_core.capabilities import ROWS
+
 #: Built-in command name -> the module that defines it: a ``SPECS`` entry
-#: (:class:`Spec`), else a click command named ``cmd_<name>``.
-COMMANDS: dict[str, str] = {
-    "init": "pm_core.cli.commands.items",
-    "create": "pm_core.cli.commands.items",
-    "get": "pm_core.cli.commands.read",
-    "update": "pm_core.cli.commands.items",
-    "delete": "pm_core.cli.commands.items",
-    "copy": "pm_core.cli.commands.items",
-    "append": "pm_core.cli.commands.items",
-    "close": "pm_core.cli.commands.lifecycle",
-    "claim": "pm_core.cli.commands.lifecycle",
-    "release": "pm_core.cli.commands.lifecycle",
-    "claims": "pm_core.cli.commands.lifecycle",
-    "reopen": "pm_core.cli.commands.lifecycle",
-    "comments": "pm_core.cli.commands.evidence",
-    "notes": "pm_core.cli.commands.evidence",
-    "learnings": "pm_core.cli.commands.evidence",
-    "files": "pm_core.cli.commands.evidence",
-    "docs": "pm_core.cli.commands.evidence",
-    "history": "pm_core.cli.commands.history",
-    "restore": "pm_core.cli.commands.history",
-    "mutate": "pm_core.cli.commands.history",
-    "list": "pm_core.cli.commands.read",
-    "search": "pm_core.cli.commands.read",
-    "focus": "pm_core.cli.commands.read",
-    "next": "pm_core.cli.commands.work",
-    "context": "pm_core.cli.commands.work",
-    "deps": "pm_core.cli.commands.graph",
-    "graph": "pm_core.cli.commands.graph",
-    "plan": "pm_core.cli.commands.graph",
-    "validate": "pm_core.cli.commands.assurance",
-    "health": "pm_core.cli.commands.assurance",
-    "test": "pm_core.cli.commands.assurance",
-    "config": "pm_core.cli.commands.admin",
-    "schema": "pm_core.cli.commands.admin",
-    "contracts": "pm_core.cli.commands.admin",
-    "events": "pm_core.cli.commands.admin",
-    "index": "pm_core.cli.commands.index",
-}
+#: (:class:`Spec`), else a click command named ``cmd_<name>``. Projected from
+#: the capability table (:data:`pm_core.capabilities.ROWS`), the one list of commands.
+COMMANDS: dict[str, str] = {row.name: row.module for row in ROWS}
 
 Kind = Literal["text", "int", "float", "flag"]
 
