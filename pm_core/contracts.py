@@ -187,6 +187,9 @@ class ToolSpec:
     #: When set, listing for a request uses this instead of ``input_schema``
     #: (``pm_run``'s action enum depends on the request's profile tier).
     request_schema: RequestSchemaBuilder | None = None
+    #: Argument keys the tool accepts beyond those its listed schema shows (a
+    #: compact schema in the core and standard profiles); never warned about.
+    accepts: Callable[[WorkspaceContracts], Sequence[str]] | None = None
 
 
 @attrs.frozen(slots=True)
@@ -200,6 +203,8 @@ class ToolDescriptor:
     tier: Tier
     family: str
     meta: Mapping[str, Any] | None = None
+    #: Keys accepted though not listed (not on the wire; see ``ToolSpec.accepts``).
+    accepts: tuple[str, ...] = ()
 
     def with_meta(self, meta: Mapping[str, Any]) -> ToolDescriptor:
         """A copy whose ``_meta`` merges ``meta`` over the current one."""

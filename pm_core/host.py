@@ -400,6 +400,7 @@ class Host:
                     command=spec.command,
                     tier=tier,
                     family=family,
+                    accepts=tuple(spec.accepts(contracts)) if spec.accepts else (),
                 )
             )
         out.sort(key=lambda d: d.name)

@@ -15,79 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
-from typing import Any, Literal
 
 from pm_core.capabilities import ROWS
+from pm_core.params import Arg, Opt, Param
+
+__all__ = ["COMMANDS", "Arg", "Opt", "Spec", "find_spec", "limit_opt", "specs"]
 
 #: Built-in command name -> the module that defines it: a ``SPECS`` entry
 #: (:class:`Spec`), else a click command named ``cmd_<name>``. Projected from
 #: the capability table (:data:`pm_core.capabilities.ROWS`), the one list of commands.
 COMMANDS: dict[str, str] = {row.name: row.module for row in ROWS}
-
-Kind = Literal["text", "int", "float", "flag"]
-
-
-class Opt:
-    """An option: its spellings, where its value goes, and how it is read."""
-
-    __slots__ = (
-        "decls",
-        "default",
-        "dest",
-        "help",
-        "kind",
-        "metavar",
-        "minimum",
-        "multiple",
-        "show_default",
-    )
-
-    def __init__(
-        self,
-        *decls: str,
-        dest: str,
-        kind: Kind = "text",
-        multiple: bool = False,
-        minimum: int | None = None,
-        default: Any = None,
-        metavar: str | None = None,
-        help: str = "",
-        show_default: bool = False,
-    ) -> None:
-        self.decls = decls
-        self.dest = dest
-        self.kind: Kind = kind
-        self.multiple = multiple
-        self.minimum = minimum
-        self.default = default
-        self.metavar = metavar
-        self.help = help
-        self.show_default = show_default
-
-    @property
-    def takes_value(self) -> bool:
-        """Whether the option reads a value (every kind but a flag)."""
-        return self.kind != "flag"
-
-
-class Arg:
-    """A positional argument: one value, or every remaining one (``variadic``)."""
-
-    __slots__ = ("metavar", "name", "required", "variadic")
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        variadic: bool = False,
-        required: bool = True,
-        metavar: str | None = None,
-    ) -> None:
-        self.name = name
-        self.variadic = variadic
-        #: A variadic argument is never required (click's default for ``nargs=-1``).
-        self.required = required and not variadic
-        self.metavar = metavar
 
 
 class Spec:
@@ -118,10 +55,15 @@ class Spec:
         """The help text: the docstring of ``run``."""
         return self.run.__doc__ or ""
 
+    @property
+    def params(self) -> tuple[Param, ...]:
+        """Positionals, then options: the declaration tools and docs project from."""
+        return (*self.args, *self.opts)
+
 
 def limit_opt(help: str, minimum: int = 1) -> Opt:
     """``--limit N`` / ``-n N``: an integer of at least ``minimum``."""
-    return Opt("--limit", "-n", dest="limit", kind="int", minimum=minimum, help=help)
+    return Opt("--limit", "-n", dest="limit", kind="int", minimum=minimum, help=help, role="filter")
 
 
 def specs(*declared: Spec) -> dict[str, Spec]:

@@ -60,7 +60,9 @@ def to_click(spec: Spec) -> click.Command:
             click.Option(
                 [*opt.decls, opt.dest],
                 type=_param_type(opt),
-                is_flag=opt.kind == "flag",
+                # is_flag=False would make click 8.3+ refuse a value starting with "-"
+                # (``--limit -1``); left unset, click infers it.
+                is_flag=True if opt.kind == "flag" else None,
                 multiple=opt.multiple,
                 metavar=opt.metavar,
                 help=opt.help,

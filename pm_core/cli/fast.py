@@ -100,11 +100,14 @@ def _globals(args: Sequence[str]) -> tuple[int, dict[str, Any]]:
     return position, options
 
 
-def _separate_value(args: Sequence[str], position: int) -> str:
-    """The value given as the next argument."""
+def _separate_value(args: Sequence[str], position: int, *, numeric: bool = False) -> str:
+    """The value given as the next argument (a negative number, for a numeric option)."""
     if position >= len(args):
         raise _Unsure
-    return _plain(args[position])
+    value = args[position]
+    if numeric and value.startswith("-") and value[1:].replace(".", "", 1).isdigit():
+        return value
+    return _plain(value)
 
 
 def _plain(value: str) -> str:
@@ -133,7 +136,7 @@ def _command(spec: Spec, args: Sequence[str]) -> dict[str, Any]:
             opt = found
             if opt.takes_value and not eq:
                 position += 1
-                value = _separate_value(args, position)
+                value = _separate_value(args, position, numeric=opt.kind in ("int", "float"))
         elif arg.startswith("-") and arg != "-":
             found = shorts.get(arg[:2])
             if found is None or not found.takes_value:
@@ -147,8 +150,9 @@ def _command(spec: Spec, args: Sequence[str]) -> dict[str, Any]:
             positionals.append(arg)
             position += 1
             continue
+        numeric = opt.kind in ("int", "float") and value[1:].replace(".", "", 1).isdigit()
         given.setdefault(opt.dest, []).append(
-            _convert(opt, _plain(value)) if opt.takes_value else True
+            _convert(opt, value if numeric else _plain(value)) if opt.takes_value else True
         )
         position += 1
     values = {opt.dest: _value(opt, given.get(opt.dest)) for opt in (*spec.opts, _JSON)}

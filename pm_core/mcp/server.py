@@ -445,7 +445,7 @@ def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[
     return [
         f"argument {key!r} is not declared by {tool.name}; its value may be ignored"
         for key in args
-        if key not in properties and key != "_meta"
+        if key not in properties and key != "_meta" and key not in tool.accepts
     ]
 
 

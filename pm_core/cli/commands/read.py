@@ -12,23 +12,33 @@ from pm_core.cli.argspec import Arg, Opt, Spec, limit_opt, specs
 from pm_core.cli.state import CliState, parse_assignments, split_commas
 
 if TYPE_CHECKING:
+    from pm_core.tracker.api import Tracker
     from pm_core.tracker.query.budget import Elided
 
+#: Fixed value sets, written here so the start-up path imports no query module
+#: (``tests/unit/test_cli_help_values.py`` checks them against the query modules').
+SEARCH_MODES = ("keyword", "bm25", "hybrid")
+SEARCH_MATCHES = ("or", "and", "exact")
+LIST_SORTS = ("default", "priority", "updated", "created", "id", "title", "status", "deadline")
 
-def run_get(state: CliState, item_id: str, fields: str | None, at: str | None) -> None:
-    """Show one item."""
-    tracker = state.tracker
+
+def get(tracker: Tracker, item_id: str, fields: str | None, at: str | None) -> dict[str, Any]:
+    """``{item}`` from the declared values (the CLI's and ``pm_get``'s)."""
     item = tracker.version(item_id, at) if at else tracker.get(item_id)
     record = item.to_record()
     if fields:
         from pm_core.tracker.query.budget import project
 
         record = project(record, split_commas([fields]))
-    state.emit({"item": record}, exact=bool(fields))
+    return {"item": record}
 
 
-def run_list(
-    state: CliState,
+def run_get(state: CliState, item_id: str, fields: str | None, at: str | None) -> None:
+    """Show one item."""
+    state.emit(get(state.tracker, item_id, fields, at), exact=bool(fields))
+
+
+def list_options(
     status: tuple[str, ...],
     type_: tuple[str, ...],
     tag: tuple[str, ...],
@@ -38,14 +48,12 @@ def run_list(
     include_all: bool,
     limit: int | None,
     offset: int,
-    fields: str | None,
+    fields: tuple[str, ...],
     sort: str,
     custom: tuple[str, ...],
-) -> None:
-    """List items (open work unless --all); always reports the total."""
-    from pm_core.tracker.query.listing import list_head, list_items
-
-    options: dict[str, Any] = {
+) -> dict[str, Any]:
+    """The listing options from the declared values (``limit`` -1: no limit)."""
+    return {
         "status": split_commas(status) or None,
         "type": split_commas(type_) or None,
         "tags": split_commas(tag),
@@ -53,15 +61,30 @@ def run_list(
         "assignee": assignee,
         "parent": parent,
         "include_terminal": include_all,
-        "fields": split_commas([fields]) if fields else None,
-        "limit": limit,
+        "fields": split_commas(fields) or None,
+        "limit": None if limit == -1 else limit,
         "offset": offset,
         "sort": sort,
         "field_filters": parse_assignments(custom, "--field"),
     }
+
+
+def listing(tracker: Tracker, **values: Any) -> dict[str, Any]:
+    """Matching rows from the declared values (``pm_list``'s)."""
+    from pm_core.tracker.query.listing import list_items
+
+    return list_items(tracker, **list_options(**values))
+
+
+def run_list(state: CliState, **values: Any) -> None:
+    """List items (open work unless --all); always reports the total."""
+    from pm_core.tracker.query.listing import list_head, list_items
+
+    options = list_options(**values)
+    exact = values.get("limit") is not None
     tracker = state.tracker
-    if limit is not None or state.json:
-        state.emit(list_items(tracker, **options), exact=limit is not None)
+    if exact or state.json:
+        state.emit(list_items(tracker, **options), exact=exact)
         return
     # Shrunk to the token ceiling: only the rows that can be shown are built.
     from pm_core.cli.output import render_head, write
@@ -74,8 +97,8 @@ def run_list(
     write(render_head(fetch, fmt=state.output_format(), settings=state._settings()))
 
 
-def run_search(
-    state: CliState,
+def search(
+    tracker: Tracker,
     query: tuple[str, ...],
     mode: str,
     match: str,
@@ -85,17 +108,17 @@ def run_search(
     status: tuple[str, ...],
     type_: tuple[str, ...],
     tag: tuple[str, ...],
-) -> None:
-    """Search every item by words (inline filters: tag:x status:y type:z)."""
-    from pm_core.tracker.query.search import search
+) -> dict[str, Any]:
+    """Ranked hits from the declared values (the CLI's and ``pm_search``'s)."""
+    from pm_core.tracker.query.search import search as run
 
     filters = {
         key: split_commas(values)
         for key, values in (("status", status), ("type", type_), ("tag", tag))
         if values
     }
-    result = search(
-        state.tracker,
+    return run(
+        tracker,
         " ".join(query),
         mode=mode,
         match=match,
@@ -104,7 +127,11 @@ def run_search(
         include_terminal=not open_only,
         filters=filters,
     )
-    state.emit(result, exact=limit is not None)
+
+
+def run_search(state: CliState, **values: Any) -> None:
+    """Search every item by words (inline filters: tag:x status:y type:z)."""
+    state.emit(search(state.tracker, **values), exact=values.get("limit") is not None)
 
 
 def run_focus(state: CliState, item_id: str | None, clear: bool) -> None:
@@ -154,87 +181,143 @@ SPECS = specs(
                 *_STATUS,
                 dest="status",
                 multiple=True,
+                choices="statuses",
+                role="filter",
                 help="Status(es), comma separated; repeatable.",
             ),
-            Opt("--type", dest="type_", multiple=True, help="Type(s); repeatable."),
             Opt(
-                "--tag", dest="tag", multiple=True, help="Items having every tag given; repeatable."
+                "--type",
+                dest="type_",
+                multiple=True,
+                choices="types",
+                role="filter",
+                help="Type(s); repeatable.",
+            ),
+            Opt(
+                "--tag",
+                dest="tag",
+                multiple=True,
+                role="filter",
+                help="Items having every tag given; repeatable.",
             ),
             Opt(
                 "--priority",
                 "-p",
                 dest="priority",
                 multiple=True,
-                help="Priority(ies): 0-4 or names.",
+                choices="priorities",
+                role="filter",
+                help="Priority(ies), 0-4 or a name; repeatable.",
             ),
             Opt(
                 "--assignee",
                 dest="assignee",
                 metavar="NAME",
+                role="filter",
                 help="Held by NAME (none: unassigned).",
             ),
-            Opt("--parent", dest="parent", metavar="ID", help="Children of ID."),
+            Opt("--parent", dest="parent", metavar="ID", role="filter", help="Children of ID."),
             Opt(
-                "--all", dest="include_all", kind="flag", help="Include closed and canceled items."
+                "--all",
+                dest="include_all",
+                kind="flag",
+                tool="all",
+                role="filter",
+                help="Include closed and canceled items.",
             ),
-            limit_opt("At most N rows (exactly N).", minimum=0),
+            limit_opt("At most N rows (exactly N; -1: no limit).", minimum=-1),
             Opt(
                 "--offset",
                 dest="offset",
                 kind="int",
                 minimum=0,
                 default=0,
+                role="filter",
                 help="Skip the first N rows.",
             ),
             Opt(
                 "--fields",
                 dest="fields",
                 metavar="A,B",
-                help="Row fields (default: a short summary).",
+                multiple=True,
+                help="Row fields (default: a short summary); repeatable.",
             ),
             Opt(
                 "--sort",
                 dest="sort",
                 default="default",
                 show_default=True,
-                help="priority, updated, ...",
+                choices=LIST_SORTS,
+                help="Row order.",
             ),
             Opt(
                 "--field",
                 dest="custom",
                 multiple=True,
                 metavar="KEY=VALUE",
-                help="Custom field match.",
+                tool="fieldFilters",
+                role="filter",
+                compact=False,
+                help="Custom field match; repeatable.",
             ),
         ),
     ),
     Spec(
         "search",
         run_search,
-        args=(Arg("query", variadic=True),),
+        args=(Arg("query", variadic=True, help="Words; tag:/status:/type: narrow."),),
         opts=(
             Opt(
                 "--mode",
                 dest="mode",
                 default="keyword",
                 show_default=True,
-                help="keyword, bm25 or hybrid.",
+                choices=SEARCH_MODES,
+                help="Ranking.",
             ),
-            Opt("--match", dest="match", default="or", show_default=True, help="or, and, exact."),
+            Opt(
+                "--match",
+                dest="match",
+                default="or",
+                show_default=True,
+                choices=SEARCH_MATCHES,
+                help="How query words combine.",
+            ),
             limit_opt("At most N hits (default 50)."),
             Opt(
                 "--min-score",
                 dest="min_score",
                 kind="float",
                 default=0.0,
+                role="filter",
+                compact=False,
                 help="Drop hits scoring below this.",
             ),
             Opt(
-                "--open", dest="open_only", kind="flag", help="Leave out closed and canceled items."
+                "--open",
+                dest="open_only",
+                kind="flag",
+                tool="open",
+                role="filter",
+                help="Leave out closed and canceled items.",
             ),
-            Opt(*_STATUS, dest="status", multiple=True, help="Only these statuses."),
-            Opt("--type", dest="type_", multiple=True, help="Only these types."),
-            Opt("--tag", dest="tag", multiple=True, help="Only items with these tags."),
+            Opt(
+                *_STATUS,
+                dest="status",
+                multiple=True,
+                choices="statuses",
+                role="filter",
+                help="Only these statuses.",
+            ),
+            Opt(
+                "--type",
+                dest="type_",
+                multiple=True,
+                choices="types",
+                role="filter",
+                help="Only these types.",
+            ),
+            Opt("--tag", dest="tag", multiple=True, role="filter", help="Only these tags."),
         ),
     ),
     Spec(
