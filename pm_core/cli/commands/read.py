@@ -94,7 +94,7 @@ def run_list(state: CliState, **values: Any) -> None:
             return list_items(tracker, **options), None
         return list_head(tracker, head, **options)
 
-    write(render_head(fetch, fmt=state.output_format(), settings=state._settings()))
+    write(render_head(fetch, fmt=state.output_format(), settings=state.output_settings()))
 
 
 def search(
