@@ -142,6 +142,45 @@ class Arg:
 Param = Opt | Arg
 
 
+def limit_opt(help: str, minimum: int = 1) -> Opt:
+    """``--limit N`` / ``-n N``: an integer of at least ``minimum``."""
+    return Opt("--limit", "-n", dest="limit", kind="int", minimum=minimum, help=help, role="filter")
+
+
+def split_commas(values: Iterable[str]) -> list[str]:
+    """Flatten repeated and comma-separated values."""
+    return [p.strip() for v in values for p in v.split(",") if p.strip()]
+
+
+def parse_assignments(values: Iterable[str], flag: str) -> dict[str, str]:
+    """``key=value`` pairs from a repeatable value; UsageError naming a bad one."""
+    from pm_core.tracker.model.errors import UsageError
+
+    out: dict[str, str] = {}
+    for raw in values:
+        key, sep, value = raw.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{flag} expects key=value, got {raw!r}", hint=f"{flag} name=value")
+        out[key.strip()] = value
+    return out
+
+
+def declared(command: str) -> tuple[Param, ...]:
+    """The declared parameters of built-in ``command`` (``KeyError`` when it has none here).
+
+    A command's declaration lives in ``pm_core.commands.<module>``, the module
+    named like its CLI module in the capability table.
+    """
+    from importlib import import_module
+
+    from pm_core.capabilities import BY_NAME
+
+    row = BY_NAME[command]
+    module = import_module("pm_core.commands." + row.module.rsplit(".", 1)[1])
+    table: dict[str, tuple[Param, ...]] = module.PARAMS
+    return table[command]
+
+
 def allowed(
     choices: tuple[str, ...] | str | None, workspace: Mapping[str, Iterable[str]]
 ) -> list[str]:

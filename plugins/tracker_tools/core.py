@@ -79,7 +79,7 @@ get_schema, get_request_schema, get_accepts = d.builders("get", ["id"])
 
 def get_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """``{item}``: the full item record, body included (``fields``/``at`` as ``pm get``)."""
-    from pm_core.cli.commands.read import get
+    from pm_core.commands.read import get
 
     return get(ctx.tracker, **d.values("get", args))
 
@@ -92,7 +92,7 @@ search_schema, search_request_schema, search_accepts = d.builders("search", ["qu
 
 def search_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """Ranked hits over every item, with every ``pm search`` filter."""
-    from pm_core.cli.commands.read import search
+    from pm_core.commands.read import search
 
     values = d.values("search", args)
     if not " ".join(values["query"]).strip():
@@ -161,21 +161,21 @@ release_schema, release_request_schema, release_accepts = d.builders("release", 
 
 def close_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The close receipt with the dependents it unblocked (every ``pm close`` option)."""
-    from pm_core.cli.commands.lifecycle import close
+    from pm_core.commands.lifecycle import close
 
     return close(ctx.tracker, **d.values("close", args))
 
 
 def claim_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The claim lease receipt; held by another author is a conflict unless forced."""
-    from pm_core.cli.commands.lifecycle import claim
+    from pm_core.commands.lifecycle import claim
 
     return claim(ctx.tracker, **d.values("claim", args))
 
 
 def release_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The release receipt; only the holder releases unless forced."""
-    from pm_core.cli.commands.lifecycle import release
+    from pm_core.commands.lifecycle import release
 
     return release(ctx.tracker, **d.values("release", args))
 
@@ -231,7 +231,7 @@ def list_accepts(_c: WorkspaceContracts) -> list[str]:
 
 def list_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """Matching rows (non-terminal unless ``all``), paged; unknown options named in warnings."""
-    from pm_core.cli.commands.read import listing
+    from pm_core.commands.read import listing
     from pm_core.params import tool_keys
 
     options: dict[str, Any] = {}

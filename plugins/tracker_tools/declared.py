@@ -1,6 +1,6 @@
 """Tool schemas and argument reading projected from the commands' declarations.
 
-A tool backed by a declared command (:func:`pm_core.cli.argspec.find_spec`)
+A tool backed by a declared command (:func:`pm_core.params.declared`)
 lists one property per parameter with a tool key, and reads every one of
 them through :func:`pm_core.params.from_tool` into the keyword values the
 CLI passes, so the tool and the command honour the same options. The
@@ -16,9 +16,15 @@ from typing import Any
 
 from pm_plugins.tracker_tools import schema as s
 
-from pm_core.cli.argspec import find_spec
 from pm_core.contracts import CommandSpec, RequestContext, WorkspaceContracts
-from pm_core.params import Param, ToolArgumentError, from_tool, tool_keys, tool_properties
+from pm_core.params import (
+    Param,
+    ToolArgumentError,
+    declared,
+    from_tool,
+    tool_keys,
+    tool_properties,
+)
 from pm_core.tracker.model.errors import UsageError
 
 Schema = dict[str, Any]
@@ -27,10 +33,7 @@ Extra = Callable[[WorkspaceContracts], Mapping[str, Schema]]
 
 def params(command: str) -> tuple[Param, ...]:
     """The declared parameters of built-in ``command``."""
-    spec = find_spec(command)
-    if spec is None:
-        raise KeyError(f"{command} has no parameter declaration")
-    return spec.params
+    return declared(command)
 
 
 def workspace(contracts: WorkspaceContracts) -> dict[str, Iterable[str]]:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from importlib import import_module
 
 from pm_core.capabilities import ROWS
-from pm_core.params import Arg, Opt, Param
+from pm_core.params import Arg, Opt, Param, limit_opt
 
 __all__ = ["COMMANDS", "Arg", "Opt", "Spec", "find_spec", "limit_opt", "specs"]
 
@@ -44,11 +44,13 @@ class Spec:
         *,
         args: tuple[Arg, ...] = (),
         opts: tuple[Opt, ...] = (),
+        params: tuple[Param, ...] = (),
     ) -> None:
         self.name = name
         self.run = run
-        self.args = args
-        self.opts = opts
+        #: ``params`` (a declaration from :mod:`pm_core.commands`) split into both kinds.
+        self.args = args + tuple(p for p in params if isinstance(p, Arg))
+        self.opts = opts + tuple(p for p in params if isinstance(p, Opt))
 
     @property
     def help(self) -> str:
@@ -59,11 +61,6 @@ class Spec:
     def params(self) -> tuple[Param, ...]:
         """Positionals, then options: the declaration tools and docs project from."""
         return (*self.args, *self.opts)
-
-
-def limit_opt(help: str, minimum: int = 1) -> Opt:
-    """``--limit N`` / ``-n N``: an integer of at least ``minimum``."""
-    return Opt("--limit", "-n", dest="limit", kind="int", minimum=minimum, help=help, role="filter")
 
 
 def specs(*declared: Spec) -> dict[str, Spec]:

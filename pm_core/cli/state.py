@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pm_core.params import parse_assignments, split_commas
+
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
 
@@ -82,19 +84,4 @@ def read_text(value: str | None, *, stdin: bool = False, file: str | None = None
     return value
 
 
-def parse_assignments(values: tuple[str, ...] | list[str], flag: str) -> dict[str, str]:
-    """``key=value`` pairs from a repeatable flag; UsageError naming a bad one."""
-    from pm_core.tracker.model.errors import UsageError
-
-    out: dict[str, str] = {}
-    for raw in values:
-        key, sep, value = raw.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"{flag} expects key=value, got {raw!r}", hint=f"{flag} name=value")
-        out[key.strip()] = value
-    return out
-
-
-def split_commas(values: tuple[str, ...] | list[str]) -> list[str]:
-    """Flatten repeated and comma-separated flag values."""
-    return [p.strip() for v in values for p in v.split(",") if p.strip()]
+__all__ = ["CliState", "parse_assignments", "read_text", "split_commas"]
