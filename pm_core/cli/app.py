@@ -102,18 +102,37 @@ class LazyGroup(click.Group):
     metavar="DIR",
     help="Tracker root (the .agents/pm directory); also PM_PATH.",
 )
+@click.option(
+    "--pm-path",
+    metavar="DIR",
+    help="The same as --path (the TypeScript pm's name; preferred when both are given).",
+)
 @click.option("--author", metavar="NAME", help="Author recorded on changes (else PM_AUTHOR).")
 @click.option("--json", "json_output", is_flag=True, help="Print strict JSON (never shrunk).")
+@click.option("--lean", is_flag=True, help="Leave out nulls and empty lists and objects.")
+@click.option("--id-only", is_flag=True, help="Mutations print only id and status.")
+@click.option("--quiet", is_flag=True, help="Print nothing on stdout (errors still on stderr).")
+@click.option(
+    "--no-changed-fields", is_flag=True, help="Mutations leave out the changed_fields list."
+)
+@click.option("--full-changed-fields", is_flag=True, help="Mutations also print the whole item.")
 @click.version_option(
     __version__, "-V", "--version", prog_name="pm", message="%(prog)s %(version)s"
 )
 @click.pass_context
-def cli(ctx: click.Context, path: str | None, author: str | None, json_output: bool) -> None:
+def cli(
+    ctx: click.Context,
+    path: str | None,
+    pm_path: str | None,
+    author: str | None,
+    json_output: bool,
+    **output: bool,
+) -> None:
     """pm: a git-native project tracker for humans and coding agents.
 
     Output is TOON by default; pass --json for strict JSON.
     """
-    ctx.obj = CliState(path, author, json_output)
+    ctx.obj = CliState(pm_path if pm_path is not None else path, author, json_output, output=output)
 
 
 def run(args: Sequence[str]) -> int:

@@ -24,12 +24,19 @@ from typing import TYPE_CHECKING, Any
 
 from pm_core.cli.argspec import COMMANDS, Opt, Spec, find_spec
 from pm_core.cli.failure import argument_problem, fail, guarded
+from pm_core.cli.state import OUTPUT_FLAGS
 
 if TYPE_CHECKING:
     from pm_core.cli.state import CliState
 
 #: Global options (before the command name) the fast path reads: name -> takes a value.
-_GLOBAL = {"--path": True, "--author": True, "--json": False}
+_GLOBAL = {
+    "--path": True,
+    "--pm-path": True,
+    "--author": True,
+    "--json": False,
+    **{"--" + name.replace("_", "-"): False for name in OUTPUT_FLAGS},
+}
 _JSON = Opt("--json", dest="json_flag", kind="flag")
 
 
@@ -52,10 +59,13 @@ def run(args: Sequence[str]) -> int | None:
     from pm_core.cli.state import CliState
 
     # As click reads --path: given (even empty) wins, else a non-empty PM_PATH.
-    path = options["--path"] if "--path" in options else os.environ.get("PM_PATH") or None
+    # --pm-path (the TypeScript pm's name) is preferred over --path.
+    given = options.get("--pm-path", options.get("--path"))
+    path = given if given is not None else os.environ.get("PM_PATH") or None
     json_flag = values.pop("json_flag")
     as_json = bool(options.get("--json")) or json_flag
-    state = CliState(path, options.get("--author"), as_json)
+    output = {name: bool(options.get("--" + name.replace("_", "-"))) for name in OUTPUT_FLAGS}
+    state = CliState(path, options.get("--author"), as_json, output=output)
     return guarded(lambda: _call(spec, state, values, wants_json), wants_json)
 
 

@@ -20,11 +20,20 @@ if TYPE_CHECKING:
 class CliState:
     """What every command shares: ``--path``, ``--author``, ``--json``, the tracker."""
 
-    def __init__(self, path: str | None, author: str | None, json_output: bool) -> None:
+    def __init__(
+        self,
+        path: str | None,
+        author: str | None,
+        json_output: bool,
+        *,
+        output: Mapping[str, bool] | None = None,
+    ) -> None:
         self.path = path
         self.author = author
         #: True when ``--json`` was given (globally or on the command).
         self.json = json_output
+        #: The output switches the TypeScript pm has too (:data:`OUTPUT_FLAGS`), by name.
+        self.output = {name: bool((output or {}).get(name)) for name in OUTPUT_FLAGS}
         self._tracker: Tracker | None = None
 
     @property
@@ -58,9 +67,45 @@ class CliState:
         """Print ``payload``; ``exact`` (an explicit ``--limit``) or ``--json`` skip shrinking."""
         from pm_core.cli.output import render, write
 
+        if self.output["quiet"]:
+            return
+        if kind == "mutation":
+            payload = self._receipt(payload)
+        if self.output["lean"]:
+            payload = lean(payload)
         fmt = self.output_format()
         bounded = not (exact or self.json)
         write(render(payload, fmt=fmt, kind=kind, bounded=bounded, settings=self.output_settings()))
+
+    def _receipt(self, payload: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A mutation receipt as ``--id-only``/``--no-changed-fields``/``--full-changed-fields`` ask."""
+        if "id" not in payload or "status" not in payload:
+            return payload
+        if self.output["id_only"]:
+            return {"id": payload["id"], "status": payload["status"]}
+        out = dict(payload)
+        if self.output["no_changed_fields"]:
+            out.pop("changed_fields", None)
+        if self.output["full_changed_fields"] and self._tracker is not None:
+            try:
+                out = {"item": self._tracker.get(str(payload["id"])).to_record(), **out}
+            except Exception:  # a deleted item: the receipt alone
+                pass
+        return out
+
+
+#: Global output switches, spelt as the TypeScript pm spells them (``--id-only``: ``id_only``).
+OUTPUT_FLAGS = ("lean", "id_only", "quiet", "no_changed_fields", "full_changed_fields")
+
+
+def lean(value: Any) -> Any:
+    """``value`` without nulls and empty lists or objects (``--lean``)."""
+    if isinstance(value, Mapping):
+        kept = {k: lean(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not None and v != [] and v != {}}
+    if isinstance(value, list | tuple):
+        return [lean(v) for v in value]
+    return value
 
 
 def read_text(value: str | None, *, stdin: bool = False, file: str | None = None) -> str | None:
@@ -84,4 +129,4 @@ def read_text(value: str | None, *, stdin: bool = False, file: str | None = None
     return value
 
 
-__all__ = ["CliState", "parse_assignments", "read_text", "split_commas"]
+__all__ = ["OUTPUT_FLAGS", "CliState", "lean", "parse_assignments", "read_text", "split_commas"]

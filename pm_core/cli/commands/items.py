@@ -27,9 +27,17 @@ def run_init(state: CliState, prefix: str | None, id_prefix: str | None) -> None
     state.emit(result, kind="mutation")
 
 
-def run_create(state: CliState, /, title_arg: str | None, **params: Any) -> None:
-    """Create an item; prints its receipt (id, status, changed fields)."""
+def run_create(
+    state: CliState, /, title_arg: str | None, second_arg: str | None, **params: Any
+) -> None:
+    """Create an item: `pm create [TYPE] [TITLE]`; prints its receipt (id, status, changed fields)."""
     values = collect_values(params)
+    if second_arg is not None:  # `pm create Task "Title"`, as the TypeScript pm reads it
+        assert title_arg is not None  # click and the fast path fill positionals in order
+        if values.get("type") not in (None, title_arg):
+            raise UsageError("the type was given twice", hint="pass TYPE or --type, not both")
+        values["type"] = title_arg
+        title_arg = second_arg
     if title_arg is not None:
         if values.get("title") not in (None, title_arg):
             raise UsageError("the title was given twice", hint="pass TITLE or --title, not both")
@@ -103,7 +111,10 @@ SPECS = specs(
     Spec(
         "create",
         run_create,
-        args=(Arg("title_arg", required=False, metavar="[TITLE]"),),
+        args=(
+            Arg("title_arg", required=False, metavar="[TYPE-OR-TITLE]", tool=None),
+            Arg("second_arg", required=False, metavar="[TITLE]", tool=None),
+        ),
         opts=(*FIELD_OPTS, _MESSAGE),
     ),
     Spec(
