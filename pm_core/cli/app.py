@@ -122,6 +122,7 @@ class LazyGroup(click.Group):
 @click.pass_context
 def cli(
     ctx: click.Context,
+    /,
     path: str | None,
     pm_path: str | None,
     author: str | None,

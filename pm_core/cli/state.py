@@ -87,10 +87,12 @@ class CliState:
         if self.output["no_changed_fields"]:
             out.pop("changed_fields", None)
         if self.output["full_changed_fields"] and self._tracker is not None:
+            from pm_core.tracker.model.errors import PmError
+
             try:
                 out = {"item": self._tracker.get(str(payload["id"])).to_record(), **out}
-            except Exception:  # a deleted item: the receipt alone
-                pass
+            except PmError:  # a deleted item: the receipt alone
+                return out
         return out
 
 
