@@ -21,7 +21,17 @@ from pm_core.tracker.model.fields import canonical_key
 Schema = dict[str, Any]
 
 #: Options of pm_update that steer the update rather than set a field.
-_UPDATE_CONTROLS = ("unset", "add_tags", "remove_tags", "remove_deps", "allow_unresolved_deps")
+_UPDATE_CONTROLS = (
+    "unset",
+    "add_tags",
+    "remove_tags",
+    "add_tag",
+    "remove_tag",
+    "remove_deps",
+    "allow_unresolved_deps",
+    "reason",
+    "message",
+)
 _MUTATION_OPS = (
     "create",
     "update",
@@ -105,33 +115,54 @@ def search_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_create / pm_update
 
 
+def _bag_schema(command: str, c: WorkspaceContracts, compact: bool) -> Schema:
+    """``{id?, options}``: ``command``'s declared parameters in the option bag, custom fields on top."""
+    props = d.properties(command, c, compact=compact, skip=("id",))
+    options = s.obj(props, ["title"] if command == "create" else [], open_ended=True)
+    top: dict[str, Schema] = {"options": options}
+    if command == "update":
+        top = {"id": s.item_id(), **top}
+    schema = s.tool(top, ["options"] if command == "create" else ["id"])
+    return s.with_custom_fields(schema, c, command)
+
+
 def create_schema(c: WorkspaceContracts) -> Schema:
-    """``{options: {title, ...}}`` plus the custom fields declared for create."""
-    options = s.obj(s.item_fields(c), ["title"], open_ended=True)
-    return s.with_custom_fields(s.tool({"options": options}, ["options"]), c, "create")
+    """``{options: {title, ...every pm create option}}`` plus the custom fields declared for create."""
+    return _bag_schema("create", c, False)
+
+
+def update_schema(c: WorkspaceContracts) -> Schema:
+    """``{id, options: {...every pm update option}}`` plus the custom fields declared for update."""
+    return _bag_schema("update", c, False)
+
+
+def create_request_schema(
+    c: WorkspaceContracts, _commands: Mapping[str, CommandSpec], request: RequestContext
+) -> Schema:
+    """The compact option bag outside the ``full`` profile (the rest still accepted)."""
+    return _bag_schema("create", c, d.compact_for(request))
+
+
+def update_request_schema(
+    c: WorkspaceContracts, _commands: Mapping[str, CommandSpec], request: RequestContext
+) -> Schema:
+    """The compact option bag outside the ``full`` profile (the rest still accepted)."""
+    return _bag_schema("update", c, d.compact_for(request))
+
+
+def bag_accepts(_c: WorkspaceContracts) -> list[str]:
+    """Top level: only ``id``/``options`` and custom fields (which the schema lists)."""
+    return ["id", "options"]
 
 
 def create_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The creation receipt."""
     options = field_options(ctx, args, "create")
-    controls = _controls(options, ("allow_unresolved_deps",))
+    controls = _controls(options, ("allow_unresolved_deps", "message"))
     return ctx.tracker.create(
-        options, allow_unresolved_deps=a.flag(controls, "allow_unresolved_deps")
-    )
-
-
-def update_schema(c: WorkspaceContracts) -> Schema:
-    """``{id, options}`` plus the custom fields declared for update."""
-    fields = s.item_fields(c)
-    fields.update(
-        unset=s.strings(),
-        addTags=s.strings(),
-        removeTags=s.strings(),
-        removeDeps=s.strings(),
-    )
-    options = s.obj(fields, open_ended=True)
-    return s.with_custom_fields(
-        s.tool({"id": s.item_id(), "options": options}, ["id"]), c, "update"
+        options,
+        allow_unresolved_deps=a.flag(controls, "allow_unresolved_deps"),
+        message=a.text(controls, "message"),
     )
 
 
@@ -140,6 +171,11 @@ def update_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     item = a.required_text(args, "id")
     options = field_options(ctx, args, "update")
     controls = _controls(options, _UPDATE_CONTROLS)
+    for old, new in (("add_tag", "add_tags"), ("remove_tag", "remove_tags")):
+        if old in controls:
+            controls[new] = a.text_list(controls, new) + a.text_list(controls, old)
+    if "reason" in controls:
+        options["close_reason"] = controls["reason"]
     return ctx.tracker.update(
         item,
         options,
@@ -148,6 +184,7 @@ def update_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         remove_tags=a.text_list(controls, "remove_tags"),
         remove_deps=a.text_list(controls, "remove_deps"),
         allow_unresolved_deps=a.flag(controls, "allow_unresolved_deps"),
+        message=a.text(controls, "message"),
     )
 
 

@@ -208,21 +208,34 @@ def focus_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 
 def graph_schema(_c: WorkspaceContracts) -> Schema:
-    """``{subcommand, id, target}``."""
+    """``{subcommand, id, target, depth?, maxNodes?, maxEdges?}``."""
     from pm_core.tracker.query.graph import SUBCOMMANDS
 
     return s.tool(
-        {"subcommand": s.choice(SUBCOMMANDS), "id": s.item_id(), "target": s.item_id()},
+        {
+            "subcommand": s.choice(SUBCOMMANDS),
+            "id": s.item_id(),
+            "target": s.item_id(),
+            "depth": s.integer(1),
+            "maxNodes": s.integer(1),
+            "maxEdges": s.integer(1),
+        },
         ["subcommand"],
     )
 
 
 def graph_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """One read-only graph analysis."""
+    """One read-only graph analysis, bounded as ``pm graph`` bounds it."""
+    bounds = {
+        name: value
+        for name, key in (("depth", "depth"), ("max_nodes", "maxNodes"), ("max_edges", "maxEdges"))
+        if (value := a.integer(args, key, minimum=1)) is not None
+    }
     return ctx.tracker.graph(
         a.required_text(args, "subcommand"),
         a.text(args, "id"),
         a.text(args, "target"),
+        **bounds,
     )
 
 

@@ -43,6 +43,8 @@ _SPECS: tuple[ToolSpec, ...] = (
         "create",
         core.create_schema,
         core.create_handler,
+        request_schema=core.create_request_schema,
+        accepts=core.bag_accepts,
     ),
     ToolSpec(
         "pm_get",
@@ -107,6 +109,8 @@ _SPECS: tuple[ToolSpec, ...] = (
         "update",
         core.update_schema,
         core.update_handler,
+        request_schema=core.update_request_schema,
+        accepts=core.bag_accepts,
     ),
     ToolSpec(
         "pm_validate",

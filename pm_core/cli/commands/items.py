@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from pm_core.cli.argspec import Arg, Opt, Spec, specs
-from pm_core.cli.fieldopts import FIELD_OPTS, collect_values
+from pm_core.cli.fieldopts import collect_values
 from pm_core.cli.state import CliState, read_text, split_commas
+from pm_core.commands.items import PARAMS
 from pm_core.tracker.model.errors import UsageError
 
 
@@ -108,48 +109,8 @@ SPECS = specs(
             Opt("--id-prefix", dest="id_prefix", metavar="PREFIX", help="Id prefix (default pm-)."),
         ),
     ),
-    Spec(
-        "create",
-        run_create,
-        args=(
-            Arg("title_arg", required=False, metavar="[TYPE-OR-TITLE]", tool=None),
-            Arg("second_arg", required=False, metavar="[TITLE]", tool=None),
-        ),
-        opts=(*FIELD_OPTS, _MESSAGE),
-    ),
-    Spec(
-        "update",
-        run_update,
-        args=(_ITEM,),
-        opts=(
-            *FIELD_OPTS,
-            Opt(
-                "--add-tag",
-                dest="add_tag",
-                multiple=True,
-                help="Add tags (comma separated); repeatable.",
-            ),
-            Opt("--remove-tag", dest="remove_tag", multiple=True, help="Remove tags; repeatable."),
-            Opt(
-                "--dep-remove",
-                dest="dep_remove",
-                multiple=True,
-                metavar="ID[:KIND]",
-                help="Remove a dependency; repeatable.",
-            ),
-            Opt(
-                "--unset",
-                dest="unset",
-                multiple=True,
-                metavar="FIELD",
-                help="Clear a field; repeatable.",
-            ),
-            Opt(
-                "--reason", "-r", dest="reason", help="Close reason, when --status closes the item."
-            ),
-            _MESSAGE,
-        ),
-    ),
+    Spec("create", run_create, params=PARAMS["create"]),
+    Spec("update", run_update, params=PARAMS["update"]),
     Spec("delete", run_delete, args=(_ITEM,)),
     Spec(
         "copy",
