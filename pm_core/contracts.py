@@ -282,6 +282,10 @@ class PromptSpec:
     description: str
     arguments: tuple[PromptArgument, ...]
     render: Callable[[Mapping[str, str]], str]
+    #: The text for a client that can call only these tool names (the request's
+    #: profile); when set, adapters use it so a prompt never names a tool the
+    #: client cannot call.
+    render_for: Callable[[Mapping[str, str], frozenset[str]], str] | None = None
 
 
 @attrs.frozen(slots=True)
