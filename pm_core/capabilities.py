@@ -106,6 +106,8 @@ ROWS: tuple[Row, ...] = (
     _row("init", "full", "configuration", "Create a tracker in this repository.", "items"),
     _row("index", "full", "configuration", "Show or stop the read index watcher.", "index"),
     _row("run", "full", "extensions", "Run any command by name (extensions too).", "tools"),
+    _row("merge", "full", "configuration", "Git merge drivers for tracker files.", "merge"),
+    _row("history-repair", "full", "history", "Re-anchor an item's history chain.", "merge"),
     # internal: callable, never advertised
     _row("help", "internal", "configuration", "Show help (--all: every command).", "tools"),
 )
