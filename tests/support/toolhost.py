@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-import pytest
 import pm_plugins.profiles
 import pm_plugins.tracker_tools
 import pm_plugins.workspace_resources
+import pytest
 
 from pm_core import hookimpl
 from pm_core.contracts import (
