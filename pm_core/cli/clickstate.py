@@ -62,6 +62,17 @@ class DeclaredOption(click.Option):
         super().__init__(*args, **kwargs)
         self.declared_choices = choices
 
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        """Shell completion offers the allowed values (the workspace's types and statuses)."""
+        from click.shell_completion import CompletionItem
+
+        from pm_core.params import allowed
+
+        if self.declared_choices is None:
+            return list(super().shell_complete(ctx, incomplete))
+        values = allowed(self.declared_choices, _workspace_values(ctx))
+        return [CompletionItem(v) for v in values if v.startswith(incomplete)]
+
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
         """Click's record, with ``One of: ...`` appended."""
         record = super().get_help_record(ctx)

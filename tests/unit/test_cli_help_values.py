@@ -61,3 +61,30 @@ def test_fixed_sets_written_for_start_up_match_the_query_modules() -> None:
 
     assert set(LIST_SORTS) == set(SORTS)
     assert SEARCH_MODES == MODES and SEARCH_MATCHES == MATCHES
+
+
+def _complete(words: str) -> list[str]:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {
+        **os.environ,
+        "_PM_COMPLETE": "bash_complete",
+        "COMP_WORDS": words,
+        "PM_LOAD_PLUGINS": "",
+    }
+    env["COMP_CWORD"] = str(len(words.split()) - (0 if words.endswith(" ") else 1))
+    script = Path(sys.executable).with_name("pm")
+    done = subprocess.run([str(script)], env=env, capture_output=True, text=True, check=False)
+    return [line.split(",", 1)[1] for line in done.stdout.splitlines() if "," in line]
+
+
+def test_shell_completion_lists_commands_in_tier_order_and_option_values() -> None:
+    commands = _complete("pm ")
+    advertised = [row.name for row in ROWS if row.tier != "internal"]
+    assert commands[: len(advertised)] == advertised
+    assert _complete("pm list --sort ") == list(LIST_SORTS)
+    assert set(_complete("pm search --mode ")) == set(SEARCH_MODES)
+    assert "in_progress" in _complete("pm update x --status ")
