@@ -161,17 +161,24 @@ def plan_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 
 def validate_schema(_c: WorkspaceContracts) -> Schema:
-    """``{options: {checks}}``."""
+    """``{options: {checks, fix}}``."""
     from pm_core.tracker.query.validate import CHECKS
 
-    return s.tool({"options": s.obj({"checks": {"type": "array", "items": s.choice(CHECKS)}})})
+    checks = {"type": "array", "items": s.choice(CHECKS)}
+    return s.tool({"options": s.obj({"checks": checks, "fix": s.boolean()})})
 
 
 def validate_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """The checks' findings (all checks unless some are named)."""
-    options, warnings = a.known_options(a.bag(args), ("checks",), "pm_validate")
+    """The checks' findings (all checks unless some are named); ``fix`` repairs history first, as ``pm validate --fix``."""
+    from pm_core.tracker.query.validate import repair_history
+
+    options, warnings = a.known_options(a.bag(args), ("checks", "fix"), "pm_validate")
     checks = a.text_list(options, "checks")
-    return a.result(ctx.tracker.validate(checks or None), warnings)
+    repaired = repair_history(ctx.tracker) if a.flag(options, "fix") else None
+    report = ctx.tracker.validate(checks or None)
+    if repaired is not None:
+        report = {**report, "repair": repaired}
+    return a.result(report, warnings)
 
 
 def health_schema(_c: WorkspaceContracts) -> Schema:

@@ -34,8 +34,6 @@ KNOWN_GAPS: dict[str, tuple[set[str], set[str]]] = {
         {"parent", "add", "after", "planId", "note", "dependsOn", "description"},
         {"id", "text"},
     ),
-    "schema": ({"folder", "aliases", "defaultStatus"}, set()),
-    "validate": ({"fix"}, set()),
 }
 
 
