@@ -190,6 +190,8 @@ class ToolSpec:
     #: Argument keys the tool accepts beyond those its listed schema shows (a
     #: compact schema in the core and standard profiles); never warned about.
     accepts: Callable[[WorkspaceContracts], Sequence[str]] | None = None
+    #: The tool's result schema, projected like ``input_schema`` (hook for output schemas).
+    output_schema: SchemaBuilder | None = None
 
 
 @attrs.frozen(slots=True)
@@ -205,6 +207,8 @@ class ToolDescriptor:
     meta: Mapping[str, Any] | None = None
     #: Keys accepted though not listed (not on the wire; see ``ToolSpec.accepts``).
     accepts: tuple[str, ...] = ()
+    #: ``ToolSpec.output_schema`` projected for the workspace (``None``: not declared).
+    output_schema: Mapping[str, Any] | None = None
 
     def with_meta(self, meta: Mapping[str, Any]) -> ToolDescriptor:
         """A copy whose ``_meta`` merges ``meta`` over the current one."""

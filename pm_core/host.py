@@ -381,6 +381,7 @@ class Host:
                     if refine is not None and request is not None
                     else spec.input_schema(contracts)
                 )
+                output = spec.output_schema(contracts) if spec.output_schema else None
             except Exception as exc:
                 # One broken schema builder drops its tool, not the whole list.
                 owner = self._tools[name][0]
@@ -399,6 +400,7 @@ class Host:
                     tier=tier,
                     family=family,
                     accepts=tuple(spec.accepts(contracts)) if spec.accepts else (),
+                    output_schema=output,
                 )
             )
         out.sort(key=lambda d: d.name)
