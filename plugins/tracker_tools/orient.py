@@ -103,6 +103,8 @@ def plan_schema(_c: WorkspaceContracts) -> Schema:
             "title": s.string(),
             "steps": s.strings(),
             "text": s.string("Decision; note on a step; description on create."),
+            "dependsOn": s.strings(),
+            "after": s.string("Add the step after this one."),
         }
     )
 
@@ -111,7 +113,7 @@ def plan_schema(_c: WorkspaceContracts) -> Schema:
 _PLAN_READS: Mapping[str, tuple[str, ...]] = {
     "show": ("id",),
     "create": ("id", "title", "steps", "text"),
-    "step": ("id", "stepRef", "status", "title", "text"),
+    "step": ("id", "stepRef", "status", "title", "text", "dependsOn", "after"),
     "decision": ("id", "text"),
 }
 
@@ -125,7 +127,7 @@ def plan_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         )
     ignored = [
         f"argument {key!r} is not used by plan {sub}; it was ignored"
-        for key in ("stepRef", "status", "title", "steps", "text")
+        for key in ("stepRef", "status", "title", "steps", "text", "dependsOn", "after")
         if args.get(key) is not None and key not in _PLAN_READS[sub]
     ]
     tracker = ctx.tracker
@@ -146,11 +148,16 @@ def plan_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         if args.get("status") is not None:
             ignored.append("argument 'status' is not used when adding a step; it was ignored")
         value = tracker.plan_add_step(
-            item, a.required_text(args, "title"), note=a.text(args, "text")
+            item,
+            a.required_text(args, "title"),
+            note=a.text(args, "text"),
+            depends_on=a.text_list(args, "dependsOn"),
+            after=a.text(args, "after"),
         )
     else:
-        if args.get("title") is not None:
-            ignored.append("argument 'title' is not used when moving a step; it was ignored")
+        for key in ("title", "dependsOn", "after"):
+            if args.get(key) is not None:
+                ignored.append(f"argument {key!r} is not used when moving a step; it was ignored")
         value = tracker.plan_step(
             item, step, a.required_text(args, "status"), note=a.text(args, "text")
         )

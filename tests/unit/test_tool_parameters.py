@@ -21,7 +21,18 @@ from pm_core.params import camel, declared, tool_keys
 #: CLI parameter -> tool key, where the names differ on purpose.
 RENAMES = {"item_id": "id", "text": "add", "timeout": "timeoutSeconds"}
 #: The same, for one command only.
-COMMAND_RENAMES = {"append": {"text": "text"}}
+COMMAND_RENAMES = {
+    "append": {"text": "text"},
+    # pm_plan's id is the plan (the parent on create); its text is the decision,
+    # the step note or the description on create.
+    "plan": {
+        "text": "text",
+        "plan_id": "id",
+        "parent": "id",
+        "description": "text",
+        "note": "text",
+    },
+}
 #: Tool keys that carry what the CLI reads from a file or spells inside another value.
 TOOL_VALUES = {"mutate": {"mutations"}, "deps": {"kind"}}
 #: How the CLI reads input a tool gets as a value: no tool key.
@@ -29,12 +40,7 @@ CLI_ONLY = {"json_flag", "stdin", "body_file", "file", "text_arg"}
 #: Tool keys that select a click subcommand (``pm config get`` is ``configAction: get``).
 SUBCOMMAND_KEYS = {"configAction", "subcommand"}
 #: Still one-sided: command -> (CLI parameters without a tool key, tool keys without a CLI parameter).
-KNOWN_GAPS: dict[str, tuple[set[str], set[str]]] = {
-    "plan": (
-        {"parent", "add", "after", "planId", "note", "dependsOn", "description"},
-        {"id", "text"},
-    ),
-}
+KNOWN_GAPS: dict[str, tuple[set[str], set[str]]] = {}
 
 
 def _schema_keys(schema: dict[str, Any]) -> set[str]:
