@@ -22,9 +22,9 @@ PROFILES = ("core", "standard", "full")
 #: The TypeScript pm's ``tools/list`` at its full profile, in estimated tokens.
 TS_FULL_TOKENS = 43_060
 #: Token gates per profile (estimated tokens, ``ceil(bytes / 4)``): core and standard
-#: stay near today's figures; full may grow with the options it gains, under a
-#: third of the TypeScript pm's.
-GATES = {"core": 2_400, "standard": 4_000, "full": TS_FULL_TOKENS // 3}
+#: about 12% over today's figures (2,318 and 3,976), room for a tool or two; full
+#: may grow with the options it gains, under a third of the TypeScript pm's.
+GATES = {"core": 2_600, "standard": 4_500, "full": TS_FULL_TOKENS // 3}
 
 
 def snapshot(profile: str, repo: Path) -> dict[str, Any]:
