@@ -100,12 +100,12 @@ class LazyGroup(click.Group):
     "--path",
     envvar="PM_PATH",
     metavar="DIR",
-    help="Tracker root (the .agents/pm directory); also PM_PATH.",
+    help="Tracker root (.agents/pm); also PM_PATH.",
 )
 @click.option(
     "--pm-path",
     metavar="DIR",
-    help="The same as --path (the TypeScript pm's name; preferred when both are given).",
+    help="The same as --path (preferred when both are given).",
 )
 @click.option("--author", metavar="NAME", help="Author recorded on changes (else PM_AUTHOR).")
 @click.option("--json", "json_output", is_flag=True, help="Print strict JSON (never shrunk).")
@@ -129,10 +129,7 @@ def cli(
     json_output: bool,
     **output: bool,
 ) -> None:
-    """pm: a git-native project tracker for humans and coding agents.
-
-    Output is TOON by default; pass --json for strict JSON.
-    """
+    """pm: a git-native project tracker for humans and coding agents."""
     ctx.obj = CliState(pm_path if pm_path is not None else path, author, json_output, output=output)
 
 
