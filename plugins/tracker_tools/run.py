@@ -69,6 +69,15 @@ def _init(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
     return ctx.tracker.init(a.text(params, "prefix"))
 
 
+def _index(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    from pm_core.tracker.index.refresh import status, stop
+
+    sub = a.text(params, "subcommand") or "status"
+    if sub not in ("status", "stop"):
+        raise UsageError(f"unknown index subcommand {sub!r}", hint="use status or stop")
+    return status(ctx.tracker) if sub == "status" else stop(ctx.tracker)
+
+
 #: Built-in commands with no tool: handler, then the parameters it reads, in the
 #: order positionals fill them.
 DIRECT: Mapping[str, tuple[Callable[[ToolContext, Mapping[str, Any]], Any], tuple[str, ...]]] = {
@@ -78,6 +87,7 @@ DIRECT: Mapping[str, tuple[Callable[[ToolContext, Mapping[str, Any]], Any], tupl
     "restore": (_restore, ("id", "ref")),
     "init": (_init, ("prefix",)),
     "claims": (_claims, ("all",)),
+    "index": (_index, ("subcommand",)),
 }
 
 

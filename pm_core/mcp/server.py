@@ -60,6 +60,28 @@ INSTRUCTIONS = (
 )
 
 
+def instructions_for(tools: frozenset[str]) -> str:
+    """The server instructions, naming only tools in ``tools`` (the profile's)."""
+
+    def some(names: tuple[str, ...]) -> list[str]:
+        return [n for n in names if n in tools]
+
+    parts = ["pm is this repository's project tracker."]
+    start = some(("pm_context", "pm_next"))
+    if start:
+        parts.append(f"Start with {' or '.join(start)}.")
+    if "pm_claim" in tools:
+        parts.append("Claim before you work (pm_claim).")
+    evidence = some(("pm_comments", "pm_files", "pm_test"))
+    if evidence:
+        parts.append(f"Record evidence ({', '.join(evidence)}).")
+    elif "pm_update" in tools:
+        parts.append("Record evidence in the item (pm_update).")
+    if "pm_close" in tools:
+        parts.append("Close with a reason (pm_close).")
+    return " ".join(parts)
+
+
 @attrs.define(slots=True)
 class ServerConfig:
     """What ``pm-mcp`` was started with."""
@@ -84,7 +106,7 @@ class PmMcp:
         self.server: Server[Any] = Server(
             "pm-mcp",
             version=__version__,
-            instructions=INSTRUCTIONS,
+            instructions=self.instructions(),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -104,6 +126,35 @@ class PmMcp:
         self.server.add_request_handler("server/discover", types.RequestParams, self._discover)
         self.server.middleware.insert(0, self._sanitize_errors)
         self.server.middleware.append(self._advertise_extensions)
+
+    def profile_tools(self, request: RequestContext | None = None) -> frozenset[str]:
+        """The tool names a client at the server's profile (or ``request``'s) can call.
+
+        Read from the tools' backing commands and tiers (no workspace needed),
+        then narrowed by the profile plugins as ``tools/call`` is.
+        """
+        from pm_core.contracts import ToolDescriptor, profile_tier, tier_includes
+
+        request = request or RequestContext(
+            profile=self.config.profile, tool_allowlist=self.config.tool_allowlist
+        )
+        commands = self.host.commands()
+        light = []
+        for name, spec in self.host.tools().items():
+            command = commands.get(spec.command)
+            tier = command.tier if command else "full"
+            family = command.family if command else spec.family
+            light.append(ToolDescriptor(name, "", {}, spec.command, tier, family))
+        try:
+            chosen = self.host.select_tools(light, request, "call")
+        except Exception:  # a configuration error is reported by check_startup
+            top = profile_tier(request.profile)
+            chosen = [t for t in light if tier_includes(top, t.tier)]
+        return frozenset(t.name for t in chosen)
+
+    def instructions(self) -> str:
+        """The server instructions for this server's profile."""
+        return instructions_for(self.profile_tools())
 
     # ------------------------------------------------------------ per request
 
@@ -412,7 +463,9 @@ class PmMcp:
                 f"prompt {spec.name} is missing required argument(s): {', '.join(missing)}",
                 {"missing": missing},
             )
-        text = spec.render(args)
+        request = self.request_context(ctx)
+        tools = self.profile_tools(request)
+        text = spec.render_for(args, tools) if spec.render_for else spec.render(args)
         return types.GetPromptResult(
             description=spec.description,
             messages=[
@@ -442,7 +495,7 @@ class PmMcp:
         return types.DiscoverResult(
             supported_versions=[*MODERN_VERSIONS, *HANDSHAKE_VERSIONS],
             capabilities=self.server.get_capabilities(protocol_version=ctx.protocol_version),
-            instructions=INSTRUCTIONS,
+            instructions=self.instructions(),
         )
 
     async def _run(self, fn: Any) -> Any:
@@ -521,7 +574,7 @@ def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[
     return [
         f"argument {key!r} is not declared by {tool.name}; its value may be ignored"
         for key in args
-        if key not in properties and key != "_meta"
+        if key not in properties and key != "_meta" and key not in tool.accepts
     ]
 
 

@@ -123,7 +123,7 @@ def test_contracts_describe_commands_fields_and_exit_codes(t: Tracker) -> None:
         "family": "orientation",
         "summary": next(c.summary for c in builtin_commands() if c.name == "next"),
     }
-    assert len(by_name) == len(builtin_commands())
+    assert len(by_name) == len([c for c in builtin_commands() if c.tier != "internal"])
     assert contract["item"]["fields"] == [*FIELD_ORDER, "body"]
     assert contract["item"]["required"][:3] == ["id", "title", "description"]
     assert contract["exit_codes"]["conflict"] == 4 and contract["exit_codes"]["mcp_usage"] == 64

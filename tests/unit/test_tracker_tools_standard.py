@@ -10,12 +10,13 @@ import pytest
 
 from pm_core.tracker.api import Tracker
 from pm_core.tracker.model.errors import NoEffectError, NotFoundError, UsageError
-from tests.support.toolhost import ToolHost, make_host
+from tests.support.toolhost import PROFILES, ToolHost, make_host
 
 
-@pytest.fixture
-def tools(tracker: Tracker) -> ToolHost:
-    return ToolHost(make_host(), tracker)
+@pytest.fixture(params=PROFILES)
+def tools(tracker: Tracker, request: pytest.FixtureRequest) -> ToolHost:
+    """The suite runs under every profile; a tool a profile lacks is checked refused there."""
+    return ToolHost(make_host(), tracker, profile=request.param)
 
 
 @pytest.fixture

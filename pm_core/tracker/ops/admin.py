@@ -488,6 +488,33 @@ def schema_add_field(
 # ---------------------------------------------------------------- contracts
 
 
+def _command_params(command: CommandSpec, workspace: Any) -> dict[str, Any]:
+    """``{"params": [...]}`` from a built-in's declaration or an extension's ParamSpecs."""
+    from pm_core.params import declared, describe
+
+    if command.builtin:
+        try:
+            params = declared(command.name)
+        except (KeyError, ModuleNotFoundError, AttributeError):
+            return {}  # declared by its click command only (see `pm <name> --help`)
+        sources = {"types": workspace.types, "statuses": workspace.statuses}
+        return {"params": describe(params, sources)}
+    return {
+        "params": [
+            {
+                "name": p.name,
+                "type": p.type,
+                "required": p.required,
+                "repeatable": p.repeatable,
+                "tool": p.name,
+                **({"default": p.default} if p.default is not None else {}),
+                **({"help": p.help} if p.help else {}),
+            }
+            for p in command.params
+        ]
+    }
+
+
 def contracts(tracker: Tracker, *, commands: Sequence[CommandSpec] | None = None) -> dict[str, Any]:
     """The machine-readable contract: commands, item fields, schema, kinds, exit codes.
 
@@ -510,7 +537,13 @@ def contracts(tracker: Tracker, *, commands: Sequence[CommandSpec] | None = None
 
     return {
         "commands": [
-            {"name": c.name, "tier": c.tier, "family": c.family, "summary": c.summary}
+            {
+                "name": c.name,
+                "tier": c.tier,
+                "family": c.family,
+                "summary": c.summary,
+                **_command_params(c, schema.contracts()),
+            }
             for c in sorted(specs, key=lambda c: c.name)
         ],
         "item": {
