@@ -202,7 +202,8 @@ def json_schema(param: Param, workspace: Mapping[str, Iterable[str]]) -> dict[st
     are an integer or a name.
     """
     if param.choices == "priorities":
-        one: dict[str, Any] = {"type": ["integer", "string"]}
+        # anyOf, not a type array: portable to single-type dialects (Inspector --strict).
+        one: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "string"}]}
     else:
         kind = "text" if isinstance(param, Arg) else param.kind
         one = {"type": _JSON_TYPES[kind]}

@@ -42,7 +42,14 @@ def log_schema(_c: WorkspaceContracts) -> Schema:
         {
             "id": s.item_id(),
             "add": s.string("Text to add; omit to list."),
-            "data": {"description": "Structured data stored with the entry."},
+            # Any JSON value, spelled out: an empty schema is untyped (Inspector --strict).
+            "data": {
+                "description": "Structured data stored with the entry.",
+                "anyOf": [
+                    {"type": t}
+                    for t in ("object", "array", "string", "number", "boolean", "null")
+                ],
+            },
             "limit": s.integer(0),
         },
         ["id"],

@@ -563,7 +563,7 @@ def wire_tool(tool: ToolDescriptor) -> types.Tool:
         name=tool.name,
         description=tool.description,
         input_schema=dict(tool.input_schema),
-        output_schema=output_schema(tool.name),
+        output_schema=output_schema(tool.name, tool.output_schema),
         _meta=dict(tool.meta) if tool.meta else None,
     )
 
