@@ -46,8 +46,7 @@ def log_schema(_c: WorkspaceContracts) -> Schema:
             "data": {
                 "description": "Structured data stored with the entry.",
                 "anyOf": [
-                    {"type": t}
-                    for t in ("object", "array", "string", "number", "boolean", "null")
+                    {"type": t} for t in ("object", "array", "string", "number", "boolean", "null")
                 ],
             },
             "limit": s.integer(0),
