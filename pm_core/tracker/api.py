@@ -28,7 +28,7 @@ from pm_core.tracker.model.errors import (
     UsageError,
 )
 from pm_core.tracker.model.fields import SETTABLE, canonical_key, coerce_fields, parse_dependency
-from pm_core.tracker.model.item import Item, document_hash, item_from_record
+from pm_core.tracker.model.item import Item, document_hash, item_from_record, normalize_status
 from pm_core.tracker.storage import history as hist
 from pm_core.tracker.storage.faults import checkpoint
 from pm_core.tracker.storage.locks import item_lock
@@ -394,7 +394,7 @@ class Tracker:
                     remove_deps=remove_deps,
                     allow_unresolved_deps=allow_unresolved_deps,
                 )
-            return self.close(item_id, str(reason or ""), canceled=status != "closed")
+            return self.close(item_id, str(reason or ""), status=str(status))
         for key in unset:
             name = canonical_key(key)
             if name not in SETTABLE and self.schema.field(name) is None:
@@ -440,8 +440,14 @@ class Tracker:
         resolution: str | None = None,
         canceled: bool = False,
         completed_at: str | None = None,
+        status: str | None = None,
     ) -> Receipt:
-        """Close (or cancel) with a reason; unblock dependents whose blockers are all done."""
+        """Close (or cancel) with a reason; unblock dependents whose blockers are all done.
+
+        ``status``: the terminal status to end in (any status with the terminal
+        role in the schema, such as a custom ``wontfix``); without it the status
+        with the ``default_close`` role, or ``default_cancel`` when ``canceled``.
+        """
         text = (reason or duplicate_of or resolution or "").strip()
         governance = self.settings.get("governance", {})
         if not text and governance.get("require_close_reason", True):
@@ -451,7 +457,21 @@ class Tracker:
             )
         if duplicate_of:
             duplicate_of = self._require_target(duplicate_of, False)
-        target_status = "canceled" if canceled else "closed"
+        schema = self.schema
+        if status is not None:
+            try:
+                target_status = normalize_status(status, schema.status_names)
+            except ValueError as exc:
+                raise UsageError(str(exc), hint="add it with `pm schema add status`") from None
+            if target_status not in schema.terminal_statuses:
+                raise UsageError(
+                    f"{target_status!r} is not a terminal status",
+                    hint="close into one of: " + ", ".join(sorted(schema.terminal_statuses)),
+                )
+        elif canceled:
+            target_status = schema.status_with_role("default_cancel", "canceled")
+        else:
+            target_status = schema.status_with_role("default_close", "closed")
 
         def change(item: Item) -> None:
             if item.status in self.schema.terminal_statuses:
