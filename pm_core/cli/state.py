@@ -63,6 +63,31 @@ class CliState:
         fmt = self.output_format()
         bounded = not (exact or self.json)
         write(render(payload, fmt=fmt, kind=kind, bounded=bounded, settings=self._settings()))
+        warn(payload)
+
+
+def warn(payload: Mapping[str, Any]) -> None:
+    """Repeat a result's ``warnings`` on stderr, one ``warning:`` line each (stdout stays data).
+
+    A no-op receipt's code is followed by what it found (``noop``).
+    """
+    import sys
+
+    warnings = payload.get("warnings") if isinstance(payload, Mapping) else None
+    if not isinstance(warnings, list) or not warnings:
+        return
+    detail = payload.get("noop")
+    lines = []
+    for text in warnings:
+        line = f"warning: {text}"
+        if detail and str(text).startswith("noop"):
+            line += f": {detail}"
+        lines.append(line + "\n")
+    try:
+        sys.stderr.write("".join(lines))
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
 
 
 def read_text(value: str | None, *, stdin: bool = False, file: str | None = None) -> str | None:

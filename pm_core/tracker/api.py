@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from functools import cached_property, partial
+from functools import cached_property, partial, wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pm_core.tracker.claims import flows as claiming
 from pm_core.tracker.index import access as indexing
@@ -56,6 +56,30 @@ def resolve_author(
         if candidate and str(candidate).strip():
             return str(candidate).strip()
     return "unknown"
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def noop_ok(method: F) -> F:
+    """A single-item write that finds nothing to do answers, it does not fail.
+
+    The exit-code contract keeps 6 (no effect) for the bulk commands: a repeat
+    of a single-item command (close again, release again, the status it
+    already has) is a success with ``changed_field_count: 0`` and the
+    :class:`NoEffectError`'s ``noop_*`` code in ``warnings``, so scripts under
+    ``set -e`` keep going. Bulk commands call :meth:`Tracker.update` and
+    friends and read that code to count no-ops.
+    """
+
+    @wraps(method)
+    def answer(self: Tracker, first: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, first, *args, **kwargs)
+        except NoEffectError as exc:
+            return self.noop_receipt(first, exc)
+
+    return cast(F, answer)
 
 
 class Tracker:
@@ -218,7 +242,9 @@ class Tracker:
                 if allow_no_effect:
                     return before, before
                 raise NoEffectError(
-                    f"{item_id}: nothing to change", hint="the item already matches"
+                    f"{item_id}: nothing to change",
+                    hint="the item already matches",
+                    warning="noop_no_update_fields" if op == "update" else "noop_no_change",
                 )
             after.updated_at = now_iso()
             claiming.renew_on_write(self, after, op)
@@ -240,6 +266,20 @@ class Tracker:
                 f"{item.id} is claimed by {holder}",
                 hint="claim it with --force or ask the holder to release it",
             )
+
+    def noop_receipt(self, item_id: str, exc: NoEffectError) -> Receipt:
+        """The answer of a single-item write that changed nothing (see :func:`noop_ok`)."""
+        out: Receipt = {}
+        try:
+            item = self.get(item_id)
+        except PmError:
+            out["key"] = item_id  # a setting, not an item
+        else:
+            out.update(id=item.id, status=item.status)
+        out.update(
+            changed_fields=[], changed_field_count=0, warnings=[exc.warning], noop=exc.message
+        )
+        return out
 
     @staticmethod
     def receipt(before: Item | None, after: Item, **extra: Any) -> Receipt:
@@ -366,6 +406,7 @@ class Tracker:
                 hint="pick a parent outside this item's subtree",
             )
 
+    @noop_ok
     def update(
         self,
         item_id: str,
@@ -380,6 +421,13 @@ class Tracker:
     ) -> Receipt:
         """Change fields. ``status`` closed/canceled is routed through :meth:`close`."""
         fields = coerce_fields(values or {}, self.schema, self.author, "update")
+        if not (fields or unset or add_tags or remove_tags or remove_deps):
+            self.get(item_id)  # a missing item is "not found", not a no-op
+            raise NoEffectError(
+                f"{self.normalize_id(item_id)}: no field to change was given",
+                hint="pass a field, e.g. --status, --title, --add-tag",
+                warning="noop_no_update_fields",
+            )
         status = fields.get("status")
         if status in self.schema.terminal_statuses:
             reason = fields.pop("close_reason", None) or message
@@ -431,6 +479,7 @@ class Tracker:
 
     # ------------------------------------------------------------ lifecycle
 
+    @noop_ok
     def close(
         self,
         item_id: str,
@@ -475,7 +524,9 @@ class Tracker:
 
         def change(item: Item) -> None:
             if item.status in self.schema.terminal_statuses:
-                raise NoEffectError(f"{item.id} is already {item.status}")
+                raise NoEffectError(
+                    f"{item.id} is already {item.status}", warning="noop_already_terminal"
+                )
             now = now_iso()
             item.status = target_status
             item.close_reason = text or None
@@ -519,12 +570,16 @@ class Tracker:
                 released.append(other.id)
         return released
 
+    @noop_ok
     def reopen(self, item_id: str, *, message: str | None = None) -> Receipt:
         """Reopen a terminal item; clears close reason and stamps."""
 
         def change(item: Item) -> None:
             if item.status not in self.schema.terminal_statuses:
-                raise NoEffectError(f"{item.id} is {item.status}, not closed or canceled")
+                raise NoEffectError(
+                    f"{item.id} is {item.status}, not closed or canceled",
+                    warning="noop_not_terminal",
+                )
             item.status = "open"
             item.close_reason = None
             item.closed_at = None
@@ -533,6 +588,7 @@ class Tracker:
         before, after = self._apply(item_id, "reopen", change, message=message)
         return self.receipt(before, after)
 
+    @noop_ok
     def claim(
         self,
         item_id: str,
@@ -554,6 +610,7 @@ class Tracker:
             self, item_id, force=force, if_available=if_available, renew=renew, local=local
         )
 
+    @noop_ok
     def release(self, item_id: str, *, force: bool = False, local: bool = False) -> Receipt:
         """End the claim (only its holder, unless ``force``); remote mode deletes the lease ref."""
         return claiming.release(self, item_id, force=force, local=local)
@@ -636,6 +693,7 @@ class Tracker:
         entries: list[dict[str, Any]] = getattr(self.get(item_id), kind)
         return entries
 
+    @noop_ok
     def append(self, item_id: str, text: str) -> Receipt:
         """Append a paragraph to the body."""
         if not text:
@@ -647,6 +705,7 @@ class Tracker:
         before, after = self._apply(item_id, "append", change)
         return self.receipt(before, after)
 
+    @noop_ok
     def link(
         self, kind: str, item_id: str, path: str, *, scope: str = "project", note: str | None = None
     ) -> Receipt:
@@ -662,7 +721,9 @@ class Tracker:
         def change(item: Item) -> None:
             links = getattr(item, kind)
             if any(e.get("path") == clean for e in links):
-                raise NoEffectError(f"{clean} is already linked to {item.id}")
+                raise NoEffectError(
+                    f"{clean} is already linked to {item.id}", warning="noop_already_linked"
+                )
             entry: dict[str, Any] = {"path": clean, "scope": scope}
             if note:
                 entry["note"] = note
@@ -672,6 +733,7 @@ class Tracker:
         before, after = self._apply(item_id, op, change)
         return self.receipt(before, after)
 
+    @noop_ok
     def unlink(self, kind: str, item_id: str, path: str) -> Receipt:
         """Remove a file or doc link."""
         if kind not in LINK_KINDS:
@@ -712,6 +774,7 @@ class Tracker:
 
     # ------------------------------------------------------------ dependencies
 
+    @noop_ok
     def add_dependency(
         self, item_id: str, target: str, kind: str = "blocked_by", *, allow_unresolved: bool = False
     ) -> Receipt:
@@ -724,6 +787,7 @@ class Tracker:
         before, after = self._apply(item_id, "update", change, message=f"dependency {dep['kind']}")
         return self.receipt(before, after)
 
+    @noop_ok
     def remove_dependency(self, item_id: str, target: str, kind: str | None = None) -> Receipt:
         """Remove a dependency (of any kind, or of ``kind``)."""
         spec = f"{target}:{kind}" if kind else target
@@ -748,6 +812,7 @@ class Tracker:
             raise NotFoundError(f"{item_id} did not exist at version {ref}")
         return item_from_record({**document["metadata"], "body": document["body"]})
 
+    @noop_ok
     def restore(self, item_id: str, ref: str) -> Receipt:
         """Rebuild an item at ``ref`` by replay and append a ``restore`` entry."""
         item_id = self.normalize_id(item_id)
@@ -1008,6 +1073,7 @@ class Tracker:
 
         return plan_show(self, plan_id)
 
+    @noop_ok
     def plan_step(self, plan_id: str, step_ref: str, status: str, **options: Any) -> Receipt:
         """Move a plan step; see :func:`pm_core.tracker.ops.plan.plan_step`."""
         from pm_core.tracker.ops.plan import plan_step
@@ -1026,12 +1092,14 @@ class Tracker:
 
         return plan_decision(self, plan_id, text)
 
+    @noop_ok
     def test_add(self, item_id: str, command: str, **options: Any) -> Receipt:
         """Link a test command; see :func:`pm_core.tracker.ops.linked_tests.test_add`."""
         from pm_core.tracker.ops.linked_tests import test_add
 
         return test_add(self, item_id, command, **options)
 
+    @noop_ok
     def test_remove(self, item_id: str, command: str) -> Receipt:
         """Unlink a test command; see :func:`pm_core.tracker.ops.linked_tests.test_remove`."""
         from pm_core.tracker.ops.linked_tests import test_remove
@@ -1044,6 +1112,7 @@ class Tracker:
 
         return test_list(self, item_id)
 
+    @noop_ok
     def test_run(self, item_id: str, **options: Any) -> dict[str, Any]:
         """Run linked tests; see :func:`pm_core.tracker.ops.linked_tests.test_run`."""
         from pm_core.tracker.ops.linked_tests import test_run
@@ -1056,11 +1125,19 @@ class Tracker:
 
         return config_get(self, key)
 
+    @noop_ok
     def config_set(self, key: str, value: Any) -> dict[str, Any]:
         """Change one setting; see :func:`pm_core.tracker.ops.admin.config_set`."""
         from pm_core.tracker.ops.admin import config_set
 
         return config_set(self, key, value)
+
+    @noop_ok
+    def config_unset(self, key: str) -> dict[str, Any]:
+        """Remove one setting; see :func:`pm_core.tracker.ops.admin.config_unset`."""
+        from pm_core.tracker.ops.admin import config_unset
+
+        return config_unset(self, key)
 
     def config_list(self) -> dict[str, Any]:
         """Every setting; see :func:`pm_core.tracker.ops.admin.config_list`."""

@@ -210,7 +210,7 @@ def config_set(tracker: Tracker, key: str, value: Any) -> dict[str, Any]:
             node = child
         previous = node.get(parts[-1])
         if parts[-1] in node and previous == stored:
-            raise NoEffectError(f"{key} is already {stored!r}")
+            raise NoEffectError(f"{key} is already {stored!r}", warning="noop_config_unchanged")
         node[parts[-1]] = stored
         write_json(path, after)
         _record(tracker, "config_set", "settings.json", before, after, key=key)
@@ -232,7 +232,7 @@ def config_unset(tracker: Tracker, key: str) -> dict[str, Any]:
         after = json.loads(json.dumps(before))
         found, previous = _lookup(after, parts)
         if not found:
-            raise NoEffectError(f"{key} is not set in settings.json")
+            raise NoEffectError(f"{key} is not set in settings.json", warning="noop_config_unset")
         node = after
         for part in parts[:-1]:
             node = node[part]

@@ -59,7 +59,9 @@ def test_add(
 
     def change(item: Item) -> None:
         if any(t.get("command") == text for t in item.tests):
-            raise NoEffectError(f"{item.id} already links the test {text!r}")
+            raise NoEffectError(
+                f"{item.id} already links the test {text!r}", warning="noop_already_linked"
+            )
         entry: dict[str, Any] = {
             "command": text,
             "scope": "project",
@@ -167,6 +169,7 @@ def test_run(
         raise NoEffectError(
             f"{item.id} has no test commands to run",
             hint=f'link one: `pm test {item.id} --add "pytest tests/unit"`',
+            warning="noop_no_linked_tests",
         )
     cwd = repo_root(tracker)
     runs = []
