@@ -606,9 +606,31 @@ class Tracker:
         compare-and-swap on the git remote first; ``local`` claims in the item
         file only. See :mod:`pm_core.tracker.claims.flows`.
         """
-        return claiming.claim(
+        receipt = claiming.claim(
             self, item_id, force=force, if_available=if_available, renew=renew, local=local
         )
+        if receipt.get("claimed_by") and not renew:
+            waiting = self.open_blockers(str(receipt["id"]))
+            if waiting:
+                shown = ", ".join(f"{b} ({s})" for b, s in waiting)
+                receipt.setdefault("warnings", []).append(
+                    f"claim_blocked: {receipt['id']} is blocked by {shown}; "
+                    "finish or unlink the blocker before the work can be done"
+                )
+        return receipt
+
+    def open_blockers(self, item_id: str) -> list[tuple[str, str]]:
+        """``(id, status)`` of each blocker of ``item_id`` that is not terminal (``missing``)."""
+        everything = {i.id: i for i in self.items()}
+        item = everything.get(self.normalize_id(item_id)) or self.get(item_id)
+        out = []
+        for blocker in blockers_of(item, everything.values()):
+            other = everything.get(blocker)
+            if other is None:
+                out.append((blocker, "missing"))
+            elif not self.is_terminal(other):
+                out.append((blocker, other.status))
+        return out
 
     @noop_ok
     def release(self, item_id: str, *, force: bool = False, local: bool = False) -> Receipt:
@@ -731,7 +753,14 @@ class Tracker:
 
         op = "files_add" if kind == "files" else "docs_add"
         before, after = self._apply(item_id, op, change)
-        return self.receipt(before, after)
+        warnings = []
+        where = self.root.parent.parent / clean if scope == "project" else Path(clean)
+        if not where.expanduser().exists():
+            warnings.append(
+                f"path_missing: {clean} does not exist (linked anyway; create it or "
+                f"`pm {kind} {after.id} --remove {clean}` if it was a typo)"
+            )
+        return self.receipt(before, after, warnings=warnings)
 
     @noop_ok
     def unlink(self, kind: str, item_id: str, path: str) -> Receipt:

@@ -189,14 +189,12 @@ def config_list(tracker: Tracker) -> dict[str, Any]:
 
 def config_set(tracker: Tracker, key: str, value: Any) -> dict[str, Any]:
     """Set one setting (value parsed as JSON when it parses); recorded in workspace history."""
-    from pm_core.tracker.storage.workspace import DEFAULT_SETTINGS, write_json
+    from pm_core.tracker.storage.workspace import write_json
 
     parts = _split_key(key)
-    stored = _check_setting(key, parse_value(value))
-    warnings = []
-    if not _lookup(DEFAULT_SETTINGS, parts)[0]:
-        warnings.append(f"{key} is not a built-in setting; check the spelling")
     path = tracker.root / "settings.json"
+    _refuse_unknown_key(key, _read_raw(path, {}))
+    stored = _check_setting(key, parse_value(value))
     with _workspace_lock(tracker):
         before = _read_raw(path, {})
         after = json.loads(json.dumps(before))
@@ -215,10 +213,37 @@ def config_set(tracker: Tracker, key: str, value: Any) -> dict[str, Any]:
         write_json(path, after)
         _record(tracker, "config_set", "settings.json", before, after, key=key)
     tracker.reload()
-    out: dict[str, Any] = {"key": key, "value": stored, "previous": previous}
-    if warnings:
-        out["warnings"] = warnings
-    return out
+    return {"key": key, "value": stored, "previous": previous}
+
+
+#: Settings read by pm that ``DEFAULT_SETTINGS`` does not spell out.
+EXTRA_SETTING_KEYS = ("index.enabled", "index.verify", "search.tuning")
+#: Groups whose keys are free (extension configuration, per-field search weights).
+OPEN_SETTING_GROUPS = ("extensions.", "search.tuning.")
+
+
+def known_setting_keys(raw: Any) -> list[str]:
+    """Every key ``config set`` accepts: built-in, read by pm, or already in settings.json."""
+    from pm_core.tracker.storage.workspace import DEFAULT_SETTINGS
+
+    keys = set(_flatten(DEFAULT_SETTINGS)) | set(EXTRA_SETTING_KEYS)
+    if isinstance(raw, Mapping):
+        keys |= set(_flatten(raw))
+    return sorted(keys)
+
+
+def _refuse_unknown_key(key: str, raw: Any) -> None:
+    """A misspelt key would be written and never read: refuse it, naming the known keys."""
+    known = known_setting_keys(raw)
+    if key in known or key.startswith(OPEN_SETTING_GROUPS):
+        return
+    import difflib
+
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.75)
+    raise UsageError(
+        f"unknown setting {key!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""),
+        hint="known keys: " + ", ".join(known) + "; extension settings go under extensions.NAME",
+    )
 
 
 def config_unset(tracker: Tracker, key: str) -> dict[str, Any]:
