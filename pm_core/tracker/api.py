@@ -1034,6 +1034,31 @@ class Tracker:
 
         return next_items(self, **options)
 
+    def claim_next(self, **options: Any) -> dict[str, Any]:
+        """``next`` and a claim of what it recommends, as one step (``pm next --claim``).
+
+        The claim is the lease test-and-set of :meth:`claim` (same lease rules,
+        no ``--force``): when another author claims the recommended item between
+        the ranking and the lease, the next ready item is tried, so two agents
+        running this at once never get the same item. ``claimed`` is the claim
+        receipt, or ``None`` with a ``nothing_to_claim`` warning.
+        """
+        result = self.next_items(**options)
+        candidates = [result.get("recommended"), *(result.get("ready") or [])]
+        ids = list(dict.fromkeys(str(c["id"]) for c in candidates if isinstance(c, Mapping)))
+        skipped: list[str] = []
+        for item_id in ids:
+            receipt = self.claim(item_id, if_available=True)
+            if receipt.get("skipped"):
+                skipped.append(item_id)
+                continue
+            out = {**result, "claimed": receipt}
+            if skipped:
+                out["skipped"] = skipped
+            return out
+        warning = "nothing_to_claim: no ready item is free to claim"
+        return {**result, "claimed": None, "skipped": skipped, "warnings": [warning]}
+
     def context(self, **options: Any) -> dict[str, Any]:
         """Working context; see :func:`pm_core.tracker.query.ranking.context`."""
         from pm_core.tracker.query.ranking import context
