@@ -55,6 +55,11 @@ _TABLE: tuple[tuple[str, Tier, str, str], ...] = (
     ("restore", "full", "history", "Rebuild an item from history at a version or time."),
     ("init", "full", "configuration", "Create a tracker in this repository."),
     ("claims", "standard", "lifecycle", "List live claims (leases)."),
+    ("update-many", "standard", "authoring", "Update many items at once (filters, dry run)."),
+    ("close-many", "standard", "lifecycle", "Close many items at once (filters, dry run)."),
+    ("test-all", "standard", "evidence", "Run the linked tests of many items."),
+    ("stats", "standard", "orientation", "Counts by status, type, priority, assignee; age."),
+    ("activity", "standard", "history", "Recent changes across items, one row per item."),
 )
 
 

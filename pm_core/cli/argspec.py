@@ -56,6 +56,11 @@ COMMANDS: dict[str, str] = {
     "contracts": "pm_core.cli.commands.admin",
     "events": "pm_core.cli.commands.admin",
     "index": "pm_core.cli.commands.index",
+    "update-many": "pm_core.cli.commands.bulk",
+    "close-many": "pm_core.cli.commands.bulk",
+    "test-all": "pm_core.cli.commands.bulk",
+    "stats": "pm_core.cli.commands.bulk",
+    "activity": "pm_core.cli.commands.bulk",
 }
 
 Kind = Literal["text", "int", "float", "flag"]

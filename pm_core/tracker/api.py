@@ -912,6 +912,109 @@ class Tracker:
             raise
         return {"applied": not dry_run, "dry_run": dry_run, "results": results}
 
+    def select(self, ids: Sequence[str] = (), **filters: Any) -> list[str]:
+        """Ids of the items a bulk command works on: ``ids`` and/or ``list`` filters.
+
+        Without ids or filters nothing is selected (a bulk write over the whole
+        tracker is asked for with an explicit filter, e.g. ``status=open``).
+        """
+        given = {k: v for k, v in filters.items() if v not in (None, (), [], "", False)}
+        if not ids and not given:
+            raise UsageError(
+                "no items selected",
+                hint="pass --ids or a filter such as --status, --type, --tag, --parent",
+            )
+        chosen = [self.normalize_id(i) for i in ids]
+        for item_id in chosen:
+            self.get(item_id)  # a missing id is "not found" before anything is written
+        if given:
+            listed = self.list_items(**given, limit=None)["items"]
+            found = {str(r["id"]) for r in listed}
+            chosen = [i for i in chosen if i in found] if ids else sorted(found)
+        return list(dict.fromkeys(chosen))
+
+    def bulk(
+        self, item_ids: Sequence[str], write: Callable[[str], Receipt], *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Apply ``write`` to each item, all or nothing; the effect envelope of a bulk command.
+
+        ``outcome`` is ``effect`` (exit 0) when every item changed, ``partial_effect``
+        (7) when some found nothing to do, ``no_effect`` (6) when none changed or
+        nothing matched. Any error puts every file back and is raised; ``dry_run``
+        puts them back after computing the rows.
+        """
+        snapshot = _Snapshot(self)
+        snapshot.remember_many(item_ids)
+        rows: list[Receipt] = []
+        try:
+            for item_id in item_ids:
+                try:
+                    rows.append(write(item_id))
+                except PmError as exc:
+                    exc.message = f"{item_id}: {exc.message} (nothing was changed)"
+                    raise
+            if dry_run:
+                snapshot.rollback()
+        except BaseException:
+            snapshot.rollback()
+            raise
+        changed = [r for r in rows if r.get("changed_field_count")]
+        if not rows or not changed:
+            outcome, code = "no_effect", 6
+        elif len(changed) < len(rows):
+            outcome, code = "partial_effect", 7
+        else:
+            outcome, code = "effect", 0
+        return {
+            "outcome": outcome,
+            "exit_code": code,
+            "dry_run": dry_run,
+            "applied": not dry_run and bool(changed),
+            "matched_count": len(rows),
+            "updated_count": len(changed),
+            "unchanged_count": len(rows) - len(changed),
+            "rows": rows,
+        }
+
+    def update_many(
+        self,
+        values: Mapping[str, Any] | None = None,
+        *,
+        ids: Sequence[str] = (),
+        filters: Mapping[str, Any] | None = None,
+        add_tags: Sequence[str] = (),
+        remove_tags: Sequence[str] = (),
+        message: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`update` of every selected item as one all-or-nothing step (``pm update-many``)."""
+        chosen = self.select(ids, **dict(filters or {}))
+
+        def write(item_id: str) -> Receipt:
+            return self.update(
+                item_id, values, add_tags=add_tags, remove_tags=remove_tags, message=message
+            )
+
+        return self.bulk(chosen, write, dry_run=dry_run)
+
+    def close_many(
+        self,
+        reason: str,
+        *,
+        ids: Sequence[str] = (),
+        filters: Mapping[str, Any] | None = None,
+        canceled: bool = False,
+        status: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`close` of every selected item as one all-or-nothing step (``pm close-many``)."""
+        chosen = self.select(ids, **dict(filters or {}))
+
+        def write(item_id: str) -> Receipt:
+            return self.close(item_id, reason, canceled=canceled, status=status)
+
+        return self.bulk(chosen, write, dry_run=dry_run)
+
     def _one_mutation(self, mutation: Mapping[str, Any], snapshot: _Snapshot) -> Receipt:
         op = str(mutation.get("op", "")).strip()
         options = dict(mutation.get("options") or {})
@@ -1173,6 +1276,57 @@ class Tracker:
 
         return test_run(self, item_id, **options)
 
+    def test_all(
+        self,
+        *,
+        ids: Sequence[str] = (),
+        filters: Mapping[str, Any] | None = None,
+        timeout_seconds: int | float | None = None,
+    ) -> dict[str, Any]:
+        """:meth:`test_run` over every selected item that links a test command (``pm test-all``).
+
+        Each command keeps the timeout rules of ``test --run`` (its own timeout,
+        ``timeout_seconds`` overriding). Without ids or filters the open items
+        are taken. Items without test commands are left out (``without_tests``).
+        """
+        from pm_core.tracker.ops.linked_tests import test_run
+
+        given = dict(filters or {})
+        if ids or given:
+            chosen = self.select(ids, **given)
+        else:
+            chosen = [str(r["id"]) for r in self.list_items(limit=None)["items"]]
+        results = []
+        without: list[str] = []
+        for item_id in chosen:
+            item = self.get(item_id)
+            if not any(t.get("command") for t in item.tests):
+                without.append(item.id)
+                continue
+            results.append(test_run(self, item.id, timeout_seconds=timeout_seconds))
+        passed = sum(r["summary"]["passed"] for r in results)
+        failed = sum(r["summary"]["failed"] for r in results)
+        out: dict[str, Any] = {
+            "items": results,
+            "summary": {"items": len(results), "passed": passed, "failed": failed},
+            "without_tests": without,
+        }
+        if not results:
+            out["warnings"] = ["noop_no_linked_tests: no selected item links a test command"]
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and open-work age; see :func:`pm_core.tracker.ops.summary.stats`."""
+        from pm_core.tracker.ops.summary import stats
+
+        return stats(self)
+
+    def activity(self, since: str | None = "7d", limit: int = 20) -> dict[str, Any]:
+        """Recent changes by item; see :func:`pm_core.tracker.ops.summary.activity`."""
+        from pm_core.tracker.ops.summary import activity
+
+        return activity(self, since=since, limit=limit)
+
     def config_get(self, key: str) -> dict[str, Any]:
         """One setting; see :func:`pm_core.tracker.ops.admin.config_get`."""
         from pm_core.tracker.ops.admin import config_get
@@ -1273,6 +1427,21 @@ class _Snapshot:
     def _keep(self, path: Path) -> None:
         if path not in self.files:
             self.files[path] = path.read_bytes() if path.exists() else None
+
+    def remember_many(self, item_ids: Sequence[str]) -> None:
+        """:meth:`remember` of many items, reading the blocked items once."""
+        store = self.tracker.store
+        for item_id in item_ids:
+            path = store.find_path(item_id)
+            if path is not None:
+                self._keep(path)
+            self._keep(hist.history_path(store.history_dir, item_id))
+        for other in self.tracker.items():
+            if other.status == "blocked":
+                other_path = store.find_path(other.id)
+                if other_path is not None:
+                    self._keep(other_path)
+                self._keep(hist.history_path(store.history_dir, other.id))
 
     def remember(self, item_id: str) -> None:
         store = self.tracker.store
