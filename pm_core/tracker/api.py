@@ -49,13 +49,35 @@ LINK_KINDS = ("files", "docs")
 
 
 def resolve_author(
-    explicit: str | None, settings: Mapping[str, Any], env: Mapping[str, str]
+    explicit: str | None,
+    settings: Mapping[str, Any],
+    env: Mapping[str, str],
+    git_name: Callable[[], str | None] = lambda: None,
 ) -> str:
-    """``--author`` > ``PM_AUTHOR`` > settings ``author_default`` > ``unknown``."""
+    """``--author`` > ``PM_AUTHOR`` > settings ``author_default`` > git's ``user.name`` > ``unknown``."""
     for candidate in (explicit, env.get("PM_AUTHOR"), settings.get("author_default")):
         if candidate and str(candidate).strip():
             return str(candidate).strip()
-    return "unknown"
+    return git_name() or "unknown"
+
+
+def git_user_name(repo: Path) -> str | None:
+    """``git config user.name`` as seen from ``repo`` (None without git or a name)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "config", "user.name"],
+            cwd=repo if repo.is_dir() else None,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    name = done.stdout.strip() if done.returncode == 0 else ""
+    return name or None
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -96,6 +118,7 @@ class Tracker:
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.root = _resolve_root(root) if root else find_root(cwd, self.env)
         self._explicit_author = author
+        self._git_names: list[str | None] = []  # git's user.name, once looked up
         #: Hooks run after every committed write (the read index subscribes).
         self.after_write: list[Callable[[Item | None, str, Path | None], None]] = [
             partial(indexing.after_write, self)
@@ -122,7 +145,13 @@ class Tracker:
     @property
     def author(self) -> str:
         """The author recorded on mutations."""
-        return resolve_author(self._explicit_author, self.settings, self.env)
+        return resolve_author(self._explicit_author, self.settings, self.env, self._git_name)
+
+    def _git_name(self) -> str | None:
+        """git's ``user.name`` for this repository, asked once per tracker."""
+        if not self._git_names:
+            self._git_names.append(git_user_name(self.root.parent.parent))
+        return self._git_names[0]
 
     @property
     def prefix(self) -> str:
