@@ -50,8 +50,7 @@ def test_a_test_run_does_not_see_pms_python(
     monkeypatch.setenv("PATH", os.pathsep.join([own_bin, os.environ.get("PATH", "")]))
     monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)
     item = str(tracker.create({"title": "Env"})["id"])
-    tracker.test_add(
-        item, 'sh -c \'test -z "$VIRTUAL_ENV" && ! echo ":$PATH:" | grep -q ":%s:"\'' % own_bin
-    )
+    check = 'test -z "$VIRTUAL_ENV" && ! echo ":$PATH:" | grep -q ":' + own_bin + ':"'
+    tracker.test_add(item, f"sh -c '{check}'")
     result = tracker.test_run(item)
     assert result["summary"] == {"passed": 1, "failed": 0}, result["runs"]
