@@ -18,6 +18,7 @@ from pm_core.tracker.query.search import (
     parse_query,
     score_documents,
     search,
+    stream,
 )
 from tests.support.trackers import add, make_tracker
 
@@ -28,7 +29,7 @@ def t(tmp_path: Path) -> Tracker:
 
 
 def doc(item_id: str, title: str = "", **fields: str) -> SearchDoc:
-    groups = {"title": title.lower(), **{k: v.lower() for k, v in fields.items()}}
+    groups = {k: stream(v) for k, v in {"title": title, **fields}.items()}
     text = " ".join(groups.values())
     return SearchDoc(item_id, title, "Task", "open", groups, tuple(text.split()))
 

@@ -40,12 +40,8 @@ ORDERS: Mapping[str, str] = {
 }
 #: Who an item is assigned to, as the listing's assignee filter reads it.
 _HOLDER = "(CASE WHEN e.assignee IS NOT NULL AND e.assignee != '' THEN e.assignee ELSE e.claim_principal END)"
-#: A query token shorter than this, or matching more vocabulary terms than
-#: ``_MAX_TERMS``, makes every document a candidate (no narrowing).
-_MIN_TOKEN = 3
 #: Token bits fit one SQLite integer; a longer query reads every document.
 _MAX_TOKEN_BITS = 60
-_MAX_TERMS = 400
 #: Terms of all tokens together above which keyword counts come from the text
 #: instead of the postings: each term is a bound parameter, up to twice.
 _MAX_POSTING_TERMS = 4000
@@ -349,25 +345,20 @@ def _search_filters(
 
 
 def _token_terms(db: Any, parsed: Query) -> list[list[str]] | None:
-    """The vocabulary terms containing each query token, or None: no narrowing.
+    """Each query token's vocabulary term (``[token]``, or ``[]`` when no document has it).
 
-    A keyword hit is a token occurring inside the lowered field text; since a
-    query token is letters and digits only, each occurrence lies inside one
-    of the document's tokens, so the vocabulary terms containing it find
-    every such document. None for short or very common tokens, or too many.
+    A keyword hit is a whole token of a field's token stream, and the FTS
+    index holds exactly those tokens (its ``ascii`` tokenizer splits the
+    streams at their spaces only), so the term equal to the token finds every
+    document that can score. None (no narrowing) for a query of more tokens
+    than a mask holds.
     """
     if len(parsed.tokens) > _MAX_TOKEN_BITS:
         return None
     per_token: list[list[str]] = []
     for token in parsed.tokens:
-        if len(token) < _MIN_TOKEN:
-            return None
-        found = [
-            r[0] for r in db.execute("SELECT term FROM vocab WHERE instr(term, ?) > 0", (token,))
-        ]
-        if len(found) > _MAX_TERMS:
-            return None
-        per_token.append(sorted(found))
+        found = [r[0] for r in db.execute("SELECT term FROM vocab WHERE term = ?", (token,))]
+        per_token.append(found)
     return per_token
 
 

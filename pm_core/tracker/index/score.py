@@ -52,8 +52,9 @@ def join(fragments: Sequence[Fragment], glue: str) -> Fragment:
 def count_sql(group: str, needle: str) -> Fragment:
     """``text.count(needle)`` (non-overlapping) of a field group; 0 when it is empty.
 
-    Byte lengths: the needle is ASCII, so each occurrence removed shortens the
-    UTF-8 text by exactly its length.
+    Byte lengths: each occurrence removed shortens the UTF-8 text by exactly
+    the needle's UTF-8 length (a token of any script). Needles are
+    :func:`search.needle` forms, so only whole tokens are counted.
     """
     column = f"d.g_{group}"
     # A cheap test first: most groups hold no occurrence. LIKE '%needle%' scans
@@ -65,7 +66,7 @@ def count_sql(group: str, needle: str) -> Fragment:
         f"(CASE WHEN {column} LIKE ? THEN (length(CAST({column} AS BLOB)) - "
         f"length(CAST(replace({column}, ?, '') AS BLOB))) / ? ELSE 0 END)"
     )
-    return sql, [f"%{needle}%", needle, len(needle)]
+    return sql, [f"%{needle}%", needle, len(needle.encode("utf-8"))]
 
 
 def integer_weights(weights: Mapping[str, float]) -> dict[str, int] | None:
@@ -127,6 +128,7 @@ def general_sql(
         PHRASE_HIT_WEIGHT,
         TITLE_PHRASE_BONUS,
         TITLE_TOKEN_BONUS,
+        needle,
     )
 
     columns: list[Fragment] = []
@@ -137,7 +139,7 @@ def general_sql(
         columns.append((f"{flag[0]} AS t{n}", flag[1]))
         terms.append((f"(CASE WHEN t{n} THEN ? ELSE 0.0 END)", [TITLE_TOKEN_BONUS]))
         for g, group in enumerate(GROUPS):
-            sql, args = _masked(masked, 1 << n, count_sql(group, token))
+            sql, args = _masked(masked, 1 << n, count_sql(group, needle(token)))
             columns.append((f"{sql} AS c{n}_{g}", args))
             terms.append((f"c{n}_{g} * ?", [weights.get(group, 1.0)]))
         found.append("(" + " + ".join(f"c{n}_{g}" for g in range(len(GROUPS))) + ") > 0")
@@ -176,6 +178,7 @@ def integer_sql(
         PHRASE_HIT_WEIGHT,
         TITLE_PHRASE_BONUS,
         TITLE_TOKEN_BONUS,
+        needle,
     )
 
     columns: list[Fragment] = []
@@ -187,7 +190,7 @@ def integer_sql(
             [
                 (f"{sql} * ?", [*args, weights[group]])
                 for group in GROUPS
-                for sql, args in [count_sql(group, token)]
+                for sql, args in [count_sql(group, needle(token))]
             ],
             " + ",
         )

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -52,7 +54,7 @@ BM25_B = 0.75
 HYBRID_BM25_WEIGHT = 0.7
 HYBRID_KEYWORD_WEIGHT = 0.3
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _FILTER = re.compile(r"^(tag|tags|status|type|assignee|priority):(.+)$", re.IGNORECASE)
 #: Scalar text fields searched beside the weighted groups ("other" weight).
 _OTHER_FIELDS = (
@@ -86,8 +88,44 @@ _OTHER_FIELDS = (
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase alphanumeric tokens."""
-    return _TOKEN.findall(text.lower())
+    """Words of any script: NFKC-normalised, case-folded runs of letters, digits and marks.
+
+    ``Ünïcode`` and ``unicode`` are different words (accents are kept), ``Straße``
+    and ``STRASSE`` the same (case folding), and a combining mark stays inside
+    its word. ASCII text takes a fast path that gives the same tokens.
+    """
+    if text.isascii():
+        return _ASCII_TOKEN.findall(text.lower())
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _word_pattern().findall(unicodedata.normalize("NFKC", folded))
+
+
+@lru_cache(maxsize=1)
+def _word_pattern() -> re.Pattern[str]:
+    """Letters and digits of any script (``[^\\W_]``) plus combining marks (M*, BMP)."""
+    marks = "".join(
+        re.escape(chr(c))
+        for c in range(0x300, 0x10000)
+        if unicodedata.category(chr(c)).startswith("M")
+    )
+    return re.compile(f"(?:[^\\W_]|[{marks}])+")
+
+
+def stream(text: str) -> str:
+    """``text`` as the padded token stream stored and matched: `` a  b  c `` (two spaces apart).
+
+    Counting ``needle(token)`` in a stream counts whole tokens only, and a
+    phrase's needle counts the tokens in a row, with plain substring counts
+    (in Python and in SQL alike); an empty string when there is no token.
+    """
+    tokens = tokenize(text)
+    return " " + "  ".join(tokens) + " " if tokens else ""
+
+
+def needle(tokens: Sequence[str] | str) -> str:
+    """What a token (or a phrase of tokens) looks like inside a :func:`stream`."""
+    words = [tokens] if isinstance(tokens, str) else list(tokens)
+    return " " + "  ".join(words) + " "
 
 
 #: A shared empty mapping (read-only, so it can be every instance's default).
@@ -95,13 +133,13 @@ _NO_FILTERS: Mapping[str, Any] = MappingProxyType({})
 
 
 class SearchDoc(NamedTuple):
-    """One searchable item: lowercased text per field group, plus BM25 tokens."""
+    """One searchable item: a token :func:`stream` per field group, plus BM25 tokens."""
 
     id: str
     title: str
     type: str
     status: str
-    #: Field group -> lowercased text (groups as in :data:`DEFAULT_WEIGHTS`).
+    #: Field group -> token stream (groups as in :data:`DEFAULT_WEIGHTS`).
     fields: Mapping[str, str]
     tokens: tuple[str, ...]
     short_id: str = ""
@@ -116,8 +154,8 @@ class Query(NamedTuple):
 
     @property
     def phrase(self) -> str:
-        """The tokens joined by single spaces (what phrase matching looks for)."""
-        return " ".join(self.tokens)
+        """The tokens in a row as they look in a stream (what phrase matching looks for)."""
+        return needle(self.tokens)
 
 
 class Scored(NamedTuple):
@@ -190,9 +228,8 @@ def document_for(
         ),
         "other": "\n".join(other),
     }
-    lowered = {k: v.lower() for k, v in groups.items() if v}
-    # Tokenizing is the costliest step and only BM25 needs it.
-    tokens = tuple(tokenize(" ".join(lowered.values()))) if with_tokens else ()
+    lowered = {k: s for k, s in ((k, stream(v)) for k, v in groups.items() if v) if s}
+    tokens = tuple(t for s in lowered.values() for t in s.split()) if with_tokens else ()
     short = item.id[len(prefix) :] if prefix and item.id.startswith(prefix) else ""
     return SearchDoc(item.id, item.title, item.type, item.status, lowered, tokens, short)
 
@@ -219,13 +256,14 @@ def keyword_score(
     score = 0.0
     matched: set[str] = set()
     hit_tokens = 0
-    title_tokens = set(tokenize(doc.title))
+    title = doc.fields.get("title", "")
     for token in query.tokens:
         found = False
-        if token in title_tokens:
+        whole = needle(token)
+        if whole in title:
             score += TITLE_TOKEN_BONUS
         for group, text in doc.fields.items():
-            count = text.count(token)
+            count = text.count(whole)
             if count:
                 score += count * weights.get(group, 1.0)
                 matched.add(group)
@@ -268,7 +306,8 @@ def bm25_score(
         return Scored(doc.id, 0.0, ())
     # A token can only be present where its text is: a cheap substring test
     # spares counting the tokens of documents that cannot match.
-    if not any(t in text for text in doc.fields.values() for t in query.tokens):
+    wholes = [needle(t) for t in query.tokens]
+    if not any(w in text for text in doc.fields.values() for w in wholes):
         return Scored(doc.id, 0.0, ())
     counts = Counter(doc.tokens)
     length_norm = (
@@ -284,7 +323,7 @@ def bm25_score(
         score += idf * tf * (k1 + 1) / (tf + k1 * length_norm)
     if score <= 0:
         return Scored(doc.id, 0.0, ())
-    matched = sorted(g for g, text in doc.fields.items() if any(t in text for t in query.tokens))
+    matched = sorted(g for g, text in doc.fields.items() if any(w in text for w in wholes))
     return Scored(doc.id, score, tuple(matched))
 
 
@@ -294,9 +333,8 @@ def _matches(doc: SearchDoc, query: Query, match: str) -> bool:
     if match == "exact":
         return any(query.phrase in text for text in doc.fields.values())
     if match == "and":
-        present = set(doc.tokens)
-        everything = " ".join(doc.fields.values())
-        return all(t in present or t in everything for t in query.tokens)
+        everything = "".join(doc.fields.values())
+        return all(needle(t) in everything for t in query.tokens)
     return True
 
 
