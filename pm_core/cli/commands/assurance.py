@@ -108,7 +108,14 @@ def cmd_test(
         state.emit(tracker.test_remove(item_id, remove), kind="mutation")
     elif run:
         result = tracker.test_run(item_id, timeout_seconds=timeout)
-        state.emit(result)
+        from pm_core.cli import human
+
+        if human.wanted(state.json, state.output_format()) and "runs" in result:
+            from pm_core.cli.output import write
+
+            write(human.test_lines(result))
+        else:
+            state.emit(result)
         failed = int(result.get("summary", {}).get("failed", 0))
         if failed:
             raise PmError(

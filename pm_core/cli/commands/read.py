@@ -60,6 +60,13 @@ def run_list(
         "field_filters": parse_assignments(custom, "--field"),
     }
     tracker = state.tracker
+    from pm_core.cli import human
+
+    if human.wanted(state.json, state.output_format()):
+        from pm_core.cli.output import write
+
+        write(human.list_lines(list_items(tracker, **{**options, "limit": limit or 200})))
+        return
     if limit is not None or state.json:
         state.emit(list_items(tracker, **options), exact=limit is not None)
         return
@@ -104,6 +111,13 @@ def run_search(
         include_terminal=not open_only,
         filters=filters,
     )
+    from pm_core.cli import human
+
+    if human.wanted(state.json, state.output_format()):
+        from pm_core.cli.output import write
+
+        write(human.search_lines(result))
+        return
     state.emit(result, exact=limit is not None)
 
 

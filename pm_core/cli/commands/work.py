@@ -10,6 +10,7 @@ from typing import Any
 
 from pm_core.cli.argspec import Opt, Spec, limit_opt, specs
 from pm_core.cli.state import CliState
+from pm_core.cli.state import warn as state_warn
 
 
 def run_next(
@@ -33,6 +34,14 @@ def run_next(
     }
     chosen = state.tracker.claim_next if claim else partial(next_items, state.tracker)
     result = chosen(**options)
+    from pm_core.cli import human
+
+    if human.wanted(state.json, state.output_format()):
+        from pm_core.cli.output import write
+
+        write(human.next_lines(result))
+        state_warn(result)
+        return
     state.emit(result, exact=limit is not None or token_budget is not None)
 
 
