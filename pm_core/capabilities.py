@@ -60,6 +60,7 @@ _TABLE: tuple[tuple[str, Tier, str, str], ...] = (
     ("test-all", "standard", "evidence", "Run the linked tests of many items."),
     ("stats", "standard", "orientation", "Counts by status, type, priority, assignee; age."),
     ("activity", "standard", "history", "Recent changes across items, one row per item."),
+    ("eval", "standard", "assurance", "Search relevance on golden queries (nDCG, MRR @k)."),
 )
 
 

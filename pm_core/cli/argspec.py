@@ -61,6 +61,7 @@ COMMANDS: dict[str, str] = {
     "test-all": "pm_core.cli.commands.bulk",
     "stats": "pm_core.cli.commands.bulk",
     "activity": "pm_core.cli.commands.bulk",
+    "eval": "pm_core.cli.commands.evaluate",
 }
 
 Kind = Literal["text", "int", "float", "flag"]
