@@ -278,7 +278,7 @@ def search_page(
                 [*params, limit],
             ).fetchall()
             return [Scored(r[0], 0.0, ()) for r in rows], total, {r[0]: r[1:] for r in rows}
-        with_tokens = mode != "keyword"
+        with_tokens = True  # relevance and BM25 both need lengths and IDF
         if mode == "keyword" and match in ("or", "and", "exact"):
             page = _keyword_page(
                 db,
@@ -303,7 +303,7 @@ def search_page(
             )
             if kept > len(docs):
                 docs.append(_empty_doc())  # stands for the documents that match nothing
-        stats = _corpus_stats(db, parsed) if with_tokens else None
+        stats = _corpus_stats(db, parsed)
         scored = score_documents(docs, parsed, mode=mode, match=match, weights=weights, stats=stats)
         scored = [s for s in scored if s.pinned or s.score >= min_score]
         info = {d.id: (d.title, d.type, d.status) for d in docs}
@@ -450,28 +450,31 @@ def _keyword_page(
     limit: int,
     parallel_rows: int,
 ) -> tuple[list[Scored], int, dict[str, tuple[str, str, str]]] | None:
-    """Keyword search scored in SQL; only the best ``limit`` documents are loaded.
+    """Relevance ranked in SQL from the FTS postings; only the best ``limit`` documents load.
 
-    With whole positive weights and tokens the vocabulary narrows, the counts
-    come from the FTS postings (:func:`indexscore.term_part`); otherwise
-    from the text of each candidate. The best documents' scores are then
-    recomputed by the reference scorer (which also names the matched
-    fields); None if any differs, and the caller scores in Python. That also
-    catches a write committed between the reads of two connections.
+    With whole positive weights (the defaults) and a query the token masks
+    hold, each token's weighted counts come from the postings
+    (:func:`indexscore.term_part`) and :func:`indexscore.term_sql` computes
+    :func:`search.relevance_score` operation for operation. The best
+    documents' scores are then recomputed by that reference (which also names
+    the matched fields); None if any differs, and the caller scores the
+    candidates in Python (the way for other weights too). That also catches a
+    write committed between the reads of two connections.
     """
     from pm_core.tracker.index.score import (
         Ranking,
-        general_sql,
-        integer_sql,
         integer_weights,
-        rank,
         rank_parts,
         term_part,
         term_sql,
     )
-    from pm_core.tracker.query.search import EXACT_ID_SCORE, SHORT_ID_SCORE, keyword_score
+    from pm_core.tracker.query.search import EXACT_ID_SCORE, SHORT_ID_SCORE, relevance_score
 
     whole = integer_weights(weights)
+    terms = _token_terms(db, parsed) if whole is not None and parsed.tokens else None
+    if whole is None or terms is None or sum(map(len, terms)) > _MAX_POSTING_TERMS:
+        return None
+    stats = _corpus_stats(db, parsed)
     raw = sorted({w.lower().lstrip("#") for w in parsed.text.split()})
     shorts = sorted({prefix + w for w in raw if w}) if prefix else []
     pin: Fragment = (
@@ -479,34 +482,21 @@ def _keyword_page(
         f"WHEN e.id IN ({_marks(shorts) or 'NULL'}) THEN {int(SHORT_ID_SCORE)} ELSE 0 END)",
         [*raw, *shorts],
     )
-    terms = _token_terms(db, parsed) if whole is not None and parsed.tokens else None
-    postings = terms is not None and sum(map(len, terms)) <= _MAX_POSTING_TERMS
-    if whole is not None and terms is not None and postings:
-        counts, score, matches = term_sql(parsed, whole, match)
-        ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
-        pins = _pin_ids(parsed, prefix)
-        part = term_part(parsed, whole, terms, pins)
-        parts = _term_parts(db, parsed, whole, terms, pins, parallel_rows)
-        ranked, total = rank_parts(db, path, ranking, part, parts)
-    else:
-        # Whole weights and no terms: no narrowing (every document is a candidate).
-        rids = None if whole is not None and terms is None else _candidates(db, parsed, prefix)
-        masked = rids is not None
-        if whole is not None:
-            counts, score, matches = integer_sql(parsed, whole, match, masked)
-        else:
-            counts, score, matches = general_sql(parsed, weights, match, masked)
-        ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
-        ranked, total = rank(db, path, ranking, rids, parallel_rows)
+    counts, score, matches = term_sql(parsed, whole, match, stats)
+    ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
+    pins = _pin_ids(parsed, prefix)
+    part = term_part(parsed, whole, terms, pins)
+    parts = _term_parts(db, parsed, whole, terms, pins, parallel_rows)
+    ranked, total = rank_parts(db, path, ranking, part, parts)
     if not ranked:
         return [], 0, {}
-    docs = {d.id: d for d in _documents(db, "1", [], {r[0] for r in ranked}, prefix, False)}
+    docs = {d.id: d for d in _documents(db, "1", [], {r[0] for r in ranked}, prefix, True)}
     best: list[Scored] = []
     for _rid, item_id, pinned, value in ranked:
         doc = docs.get(item_id)
         if doc is None:  # written by another process between the two reads
             return None
-        scored = keyword_score(doc, parsed, weights)
+        scored = relevance_score(doc, parsed, stats, weights)
         if scored.pinned != pinned or (not pinned and scored.score != value):
             return None
         best.append(scored)

@@ -279,6 +279,71 @@ def keyword_score(
     return Scored(doc.id, score, tuple(sorted(matched)))
 
 
+#: Relevance (the default ``keyword`` ranking): BM25F over the weighted field counts.
+#: A token's evidence ``f`` is its weighted count over the field groups (title 48,
+#: tags 6, description 5, ... plus the title-token bonus), saturated and length
+#: normalised as BM25 does and multiplied by the token's IDF over the whole
+#: tracker, so a word common to every item ("pm") counts little and one long,
+#: much-commented item cannot win on raw repetitions. Phrase proximity: the
+#: tokens in a row, in the title or anywhere (up to PHRASE_CAP times).
+REL_K1 = 1.2
+REL_B = 0.5
+REL_ALL_TERMS = 1.0
+REL_TITLE_PHRASE = 3.0
+REL_PHRASE = 0.5
+PHRASE_CAP = 4
+
+
+def idf(stats: CorpusStats, token: str) -> float:
+    """BM25's inverse document frequency of ``token`` over the tracker (never negative)."""
+    n = stats.document_frequency.get(token, 0)
+    return math.log(1 + (stats.documents - n + 0.5) / (n + 0.5))
+
+
+def relevance_score(
+    doc: SearchDoc,
+    query: Query,
+    stats: CorpusStats,
+    weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+) -> Scored:
+    """The relevance of one document: the one definition both read paths rank by.
+
+    The index computes the same expression in SQL from its postings
+    (:func:`pm_core.tracker.index.score.term_sql`), operation for operation,
+    so the doubles are equal; any other case is scored here.
+    """
+    pin = _pin(doc, query)
+    if pin:
+        return Scored(doc.id, pin, ("id",), pinned=int(pin))
+    title = doc.fields.get("title", "")
+    average = stats.average_length
+    norm = 1 - REL_B + REL_B * len(doc.tokens) / average if average else 1.0
+    score = 0.0
+    matched: set[str] = set()
+    hit_tokens = 0
+    for token in query.tokens:
+        whole = needle(token)
+        evidence = TITLE_TOKEN_BONUS if whole in title else 0.0
+        for group, text in doc.fields.items():
+            count = text.count(whole)
+            if count:
+                evidence += count * weights.get(group, 1.0)
+                matched.add(group)
+        if evidence:
+            hit_tokens += 1
+            score += idf(stats, token) * (evidence * (REL_K1 + 1)) / (evidence + REL_K1 * norm)
+    if len(query.tokens) > 1:
+        if hit_tokens == len(query.tokens):
+            score += REL_ALL_TERMS
+        phrase = query.phrase
+        if phrase in title:
+            score += REL_TITLE_PHRASE
+        score += REL_PHRASE * min(
+            sum(text.count(phrase) for text in doc.fields.values()), PHRASE_CAP
+        )
+    return Scored(doc.id, score, tuple(sorted(matched)))
+
+
 def corpus_stats(docs: Sequence[SearchDoc], terms: Iterable[str] | None = None) -> CorpusStats:
     """Document count, average length and document frequency of ``docs``.
 
@@ -367,11 +432,12 @@ def score_documents(
     if match not in MATCHES:
         raise UsageError(f"unknown match mode {match!r}", hint=f"use one of: {', '.join(MATCHES)}")
     candidates = [d for d in docs if _pin(d, query) or _matches(d, query, match)]
-    keyword = {d.id: keyword_score(d, query, weights) for d in candidates}
+    corpus = stats or corpus_stats(docs, query.tokens)
     if mode == "keyword":
-        results = [s for s in keyword.values() if s.score > 0]
+        ranked = (relevance_score(d, query, corpus, weights) for d in candidates)
+        results = [s for s in ranked if s.score > 0 or s.pinned]
     else:
-        corpus = stats or corpus_stats(docs, query.tokens)
+        keyword = {d.id: keyword_score(d, query, weights) for d in candidates}
         bm25 = {d.id: bm25_score(d, query, corpus) for d in candidates}
         if mode == "bm25":
             results = [
@@ -449,9 +515,9 @@ def search(
         best, total, info = page
         return _result(parsed, mode, match, merged, best, total, info)
     searchable = [f.key for f in tracker.schema.fields if not f.commands or "search" in f.commands]
-    # BM25 statistics describe the whole corpus, so every item gets a document
-    # then; keyword scoring needs documents for the filtered candidates only.
-    needs_corpus = mode != "keyword" and bool(parsed.tokens)
+    # IDF and the average length describe the whole corpus, so every item gets a
+    # document when there are words to rank by.
+    needs_corpus = bool(parsed.tokens)
     all_docs: list[SearchDoc] = []
     kept_docs: list[SearchDoc] = []
     for item in tracker.items():
@@ -463,7 +529,7 @@ def search(
         if kept:
             kept_docs.append(doc)
     if parsed.tokens:
-        stats = corpus_stats(all_docs, parsed.tokens) if needs_corpus else None
+        stats = corpus_stats(all_docs, parsed.tokens)
         scored = score_documents(
             kept_docs, parsed, mode=mode, match=match, weights=weights, stats=stats
         )
