@@ -1,9 +1,7 @@
-"""The agent capability contract for built-in commands.
+"""The agent capability contract for built-in commands: command -> tier and family.
 
-One table: command -> tier and capability family. CLI help, MCP profiles,
-``pm_run``'s action enum and ``docs/generated/AGENT_COMMAND_SURFACE.md`` all
-project from it (through the host's command registry); there is no second
-allowlist anywhere.
+CLI help, MCP profiles, ``pm_run``'s action enum and
+``docs/generated/AGENT_COMMAND_SURFACE.md`` all project from this one table.
 """
 
 from __future__ import annotations
@@ -61,6 +59,8 @@ _TABLE: tuple[tuple[str, Tier, str, str], ...] = (
     ("stats", "standard", "orientation", "Counts by status, type, priority, assignee; age."),
     ("activity", "standard", "history", "Recent changes across items, one row per item."),
     ("eval", "standard", "assurance", "Search relevance on golden queries (nDCG, MRR @k)."),
+    ("merge", "full", "configuration", "Git merge drivers for tracker files; post-merge gate."),
+    ("history-repair", "full", "history", "Re-anchor an item's history chain with an audit entry."),
 )
 
 

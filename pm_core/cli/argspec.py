@@ -62,6 +62,8 @@ COMMANDS: dict[str, str] = {
     "stats": "pm_core.cli.commands.bulk",
     "activity": "pm_core.cli.commands.bulk",
     "eval": "pm_core.cli.commands.evaluate",
+    "merge": "pm_core.cli.commands.merge",
+    "history-repair": "pm_core.cli.commands.merge",
 }
 
 Kind = Literal["text", "int", "float", "flag"]

@@ -1,9 +1,8 @@
-"""The tracker SDK: the single authority over tracker state.
+"""The tracker SDK: :class:`Tracker`, the single authority over tracker state.
 
-Every mutation from any door (CLI, MCP tools, extension commands) goes through
-:class:`Tracker`. A write takes the item lock, reads the file, mutates a copy,
-writes a temp file and renames it into place, appends history, and releases
-the lock. The SDK returns plain data and knows nothing of output formats.
+Every mutation from any door goes through it (lock, read, write a temp file,
+rename, append history, unlock); reads go to the query layer, with the read
+index handed in when there is one. It returns plain data.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from functools import cached_property, partial, wraps
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pm_core.tracker.claims import flows as claiming
 from pm_core.tracker.index import access as indexing
@@ -41,6 +40,9 @@ from pm_core.tracker.storage.workspace import (
     load_settings,
     require_root,
 )
+
+if TYPE_CHECKING:
+    from pm_core.tracker.query.indexed import IndexedReads
 
 Receipt = dict[str, Any]
 HIERARCHY_KINDS = ("parent", "child")
@@ -142,6 +144,11 @@ class Tracker:
         require_root(self.root)
         return Store(self.root, self.schema)
 
+    @cached_property
+    def index_reads(self) -> IndexedReads:
+        """What the query layer may ask the read index (each answer may be None: scan)."""
+        return indexing.IndexReads(self)
+
     @property
     def author(self) -> str:
         """The author recorded on mutations."""
@@ -163,10 +170,16 @@ class Tracker:
         for name in ("settings", "schema", "store"):
             self.__dict__.pop(name, None)
 
-    def init(self, prefix: str | None = None) -> dict[str, Any]:
-        """Create the tracker (idempotent)."""
+    def init(self, prefix: str | None = None, *, merge_fence: bool = True) -> dict[str, Any]:
+        """Create the tracker (idempotent); inside a git worktree also install the merge drivers."""
         result = init_workspace(self.root, prefix=prefix)
         self.reload()
+        if merge_fence:
+            from pm_core.tracker.merge.install import init_fence
+
+            fence = init_fence(self.root, self.schema.folders())
+            if fence is not None:
+                result["merge_fence"] = fence
         return result
 
     def normalize_id(self, raw: str) -> str:
@@ -248,7 +261,7 @@ class Tracker:
         for hook in self.after_write:
             hook(after, op, path)
 
-    def _apply(
+    def apply_change(
         self,
         item_id: str,
         op: str,
@@ -503,7 +516,7 @@ class Tracker:
                     raise NotFoundError(f"{item.id} has no dependency on {target}")
                 item.dependencies = kept
 
-        before, after = self._apply(item_id, "update", change, message=message)
+        before, after = self.apply_change(item_id, "update", change, message=message)
         return self.receipt(before, after)
 
     # ------------------------------------------------------------ lifecycle
@@ -568,7 +581,7 @@ class Tracker:
             item.claim_expires_at = None
 
         op = "close"
-        before, after = self._apply(item_id, op, change, message=text or None)
+        before, after = self.apply_change(item_id, op, change, message=text or None)
         unblocked = self._auto_unblock(after.id)
         return self.receipt(before, after, auto_unblocked=unblocked)
 
@@ -589,7 +602,7 @@ class Tracker:
                 def change(item: Item) -> None:
                     item.status = "open"
 
-                self._apply(
+                self.apply_change(
                     other.id,
                     "update",
                     change,
@@ -614,7 +627,7 @@ class Tracker:
             item.closed_at = None
             item.completed_at = None
 
-        before, after = self._apply(item_id, "reopen", change, message=message)
+        before, after = self.apply_change(item_id, "reopen", change, message=message)
         return self.receipt(before, after)
 
     @noop_ok
@@ -734,7 +747,7 @@ class Tracker:
                 entry["data"] = data
             getattr(item, kind).append(entry)
 
-        before, after = self._apply(item_id, op, change)
+        before, after = self.apply_change(item_id, op, change)
         return self.receipt(before, after, count=len(getattr(after, kind)))
 
     def logs(self, kind: str, item_id: str) -> list[dict[str, Any]]:
@@ -753,7 +766,7 @@ class Tracker:
         def change(item: Item) -> None:
             item.body = f"{item.body.rstrip()}\n\n{text}".lstrip() if item.body else text
 
-        before, after = self._apply(item_id, "append", change)
+        before, after = self.apply_change(item_id, "append", change)
         return self.receipt(before, after)
 
     @noop_ok
@@ -781,7 +794,7 @@ class Tracker:
             links.append(entry)
 
         op = "files_add" if kind == "files" else "docs_add"
-        before, after = self._apply(item_id, op, change)
+        before, after = self.apply_change(item_id, op, change)
         warnings = []
         where = self.root.parent.parent / clean if scope == "project" else Path(clean)
         if not where.expanduser().exists():
@@ -805,7 +818,7 @@ class Tracker:
             setattr(item, kind, kept)
 
         op = "files_remove" if kind == "files" else "docs_remove"
-        before, after = self._apply(item_id, op, change)
+        before, after = self.apply_change(item_id, op, change)
         return self.receipt(before, after)
 
     def safe_relpath(self, raw: str) -> str:
@@ -842,7 +855,9 @@ class Tracker:
         def change(item: Item) -> None:
             self._add_dependency(item, dep, allow_unresolved)
 
-        before, after = self._apply(item_id, "update", change, message=f"dependency {dep['kind']}")
+        before, after = self.apply_change(
+            item_id, "update", change, message=f"dependency {dep['kind']}"
+        )
         return self.receipt(before, after)
 
     @noop_ok
@@ -1096,7 +1111,7 @@ class Tracker:
         allow_no_effect: bool = False,
     ) -> Receipt:
         """Apply ``change`` to a copy of the item under its lock and record it as ``op``."""
-        before, after = self._apply(
+        before, after = self.apply_change(
             item_id, op, change, message=message, allow_no_effect=allow_no_effect
         )
         return self.receipt(before, after)
@@ -1240,6 +1255,18 @@ class Tracker:
         from pm_core.tracker.query.validate import health
 
         return health(self)
+
+    def storage_integrity(self, live_ids: set[str]) -> list[dict[str, Any]]:
+        """Merge leftovers, for ``validate``; see :func:`pm_core.tracker.merge.integrity.check`."""
+        from pm_core.tracker.merge.integrity import check
+
+        return check(self, live_ids)
+
+    def merge_driver_audit(self) -> dict[str, Any]:
+        """This clone's merge driver config; see :func:`pm_core.tracker.merge.install.audit_drivers`."""
+        from pm_core.tracker.merge.install import audit_drivers
+
+        return audit_drivers(self.root)
 
     def repair_history(self, item_id: str | None = None) -> dict[str, Any]:
         """Reconcile drifted histories; see :func:`pm_core.tracker.query.validate.repair_history`."""
