@@ -38,3 +38,12 @@ def test_the_printed_snippet_runs_as_printed(repo: Path) -> None:
     )
     reply = json.loads(done.stdout.splitlines()[0])
     assert reply["id"] == 1 and "serverInfo" in reply["result"], done.stderr
+
+
+def test_readme_explains_adopting_pm_in_another_repository() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use pm in your own repository", 1)[1].split("\n## ", 1)[0]
+    for needed in ("pipx install", "uv tool install", "pm init", "command -v pm-mcp", ".mcp.json"):
+        assert needed in section, needed
+    entry = json.loads(section.split("```json", 1)[1].split("```", 1)[0])
+    assert Path(entry["mcpServers"]["pm"]["command"]).is_absolute()
