@@ -42,12 +42,20 @@ from pm_core.tracker.storage.workspace import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from pm_core.contracts import CommandSpec
     from pm_core.tracker.query.indexed import IndexedReads
 
 Receipt = dict[str, Any]
 HIERARCHY_KINDS = ("parent", "child")
 LOG_KINDS = ("comments", "notes", "learnings")
 LINK_KINDS = ("files", "docs")
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """The keywords a caller gave (not None), so the callee's own defaults apply to the rest."""
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def resolve_author(
@@ -1163,23 +1171,88 @@ class Tracker:
     # --- read-side and analysis operations (thin delegates to sdk modules)
     # Each imports its module on first call: `pm --version` must stay fast.
 
-    def list_items(self, **options: Any) -> dict[str, Any]:
+    def list_items(
+        self,
+        *,
+        status: str | Sequence[str] | None = None,
+        type: str | Sequence[str] | None = None,
+        tags: Sequence[str] = (),
+        assignee: str | None = None,
+        parent: str | None = None,
+        include_terminal: bool = False,
+        priority: int | str | Sequence[int | str] | None = None,
+        fields: Sequence[str] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        sort: str = "default",
+        field_filters: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Filtered rows; see :func:`pm_core.tracker.query.listing.list_items`."""
         from pm_core.tracker.query.listing import list_items
 
-        return list_items(self, **options)
+        return list_items(
+            self,
+            status=status,
+            type=type,
+            tags=tags,
+            assignee=assignee,
+            parent=parent,
+            include_terminal=include_terminal,
+            priority=priority,
+            fields=fields,
+            limit=limit,
+            offset=offset,
+            sort=sort,
+            field_filters=field_filters,
+        )
 
-    def search(self, query: str, **options: Any) -> dict[str, Any]:
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str = "keyword",
+        match: str = "or",
+        limit: int = 50,
+        min_score: float = 0.0,
+        include_terminal: bool = True,
+        filters: Mapping[str, str | Sequence[str]] | None = None,
+    ) -> dict[str, Any]:
         """Ranked hits; see :func:`pm_core.tracker.query.search.search`."""
         from pm_core.tracker.query.search import search
 
-        return search(self, query, **options)
+        return search(
+            self,
+            query,
+            mode=mode,
+            match=match,
+            limit=limit,
+            min_score=min_score,
+            include_terminal=include_terminal,
+            filters=filters,
+        )
 
-    def next_items(self, **options: Any) -> dict[str, Any]:
+    def next_items(
+        self,
+        *,
+        limit: int = 5,
+        parent: str | None = None,
+        ready_only: bool = False,
+        include_decisions: bool = False,
+        token_budget: int | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
         """What to do next; see :func:`pm_core.tracker.query.ranking.next_items`."""
         from pm_core.tracker.query.ranking import next_items
 
-        return next_items(self, **options)
+        return next_items(
+            self,
+            limit=limit,
+            parent=parent,
+            ready_only=ready_only,
+            include_decisions=include_decisions,
+            token_budget=token_budget,
+            now=now,
+        )
 
     def claim_next(self, **options: Any) -> dict[str, Any]:
         """``next`` and a claim of what it recommends, as one step (``pm next --claim``).
@@ -1206,25 +1279,64 @@ class Tracker:
         warning = "nothing_to_claim: no ready item is free to claim"
         return {**result, "claimed": None, "skipped": skipped, "warnings": [warning]}
 
-    def context(self, **options: Any) -> dict[str, Any]:
+    def context(
+        self,
+        *,
+        depth: str = "brief",
+        limit: int = 10,
+        parent: str | None = None,
+        token_budget: int | None = None,
+        section: str | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
         """Working context; see :func:`pm_core.tracker.query.ranking.context`."""
         from pm_core.tracker.query.ranking import context
 
-        return context(self, **options)
+        return context(
+            self,
+            depth=depth,
+            limit=limit,
+            parent=parent,
+            token_budget=token_budget,
+            section=section,
+            now=now,
+        )
 
     def graph(
-        self, subcommand: str, item_id: str | None = None, target: str | None = None, **options: Any
+        self,
+        subcommand: str,
+        item_id: str | None = None,
+        target: str | None = None,
+        *,
+        depth: int | None = None,
+        max_nodes: int | None = None,
+        max_edges: int | None = None,
     ) -> dict[str, Any]:
-        """Graph analysis; see :func:`pm_core.tracker.query.graph.graph`."""
+        """Graph analysis; see :func:`pm_core.tracker.query.graph.graph`.
+
+        A bound left as None takes the graph module's default.
+        """
         from pm_core.tracker.query.graph import graph
 
-        return graph(self, subcommand, item_id, target, **options)
+        bounds = _given(depth=depth, max_nodes=max_nodes, max_edges=max_edges)
+        return graph(self, subcommand, item_id, target, **bounds)
 
-    def deps_tree(self, item_id: str, **options: Any) -> dict[str, Any]:
-        """The ``pm deps`` packet; see :func:`pm_core.tracker.query.graph.deps_tree`."""
+    def deps_tree(
+        self,
+        item_id: str,
+        *,
+        depth: int | None = None,
+        max_nodes: int | None = None,
+        max_edges: int | None = None,
+    ) -> dict[str, Any]:
+        """The ``pm deps`` packet; see :func:`pm_core.tracker.query.graph.deps_tree`.
+
+        A bound left as None takes the graph module's default.
+        """
         from pm_core.tracker.query.graph import deps_tree
 
-        return deps_tree(self, item_id, **options)
+        bounds = _given(depth=depth, max_nodes=max_nodes, max_edges=max_edges)
+        return deps_tree(self, item_id, **bounds)
 
     def get_focus(self) -> dict[str, Any]:
         """The session focus; see :mod:`pm_core.tracker.ops.focus`."""
@@ -1274,11 +1386,13 @@ class Tracker:
 
         return repair_history(self, item_id)
 
-    def plan_create(self, title: str, steps: Sequence[str], **options: Any) -> Receipt:
+    def plan_create(
+        self, title: str, steps: Sequence[str], *, parent: str | None = None, description: str = ""
+    ) -> Receipt:
         """Create a plan; see :func:`pm_core.tracker.ops.plan.plan_create`."""
         from pm_core.tracker.ops.plan import plan_create
 
-        return plan_create(self, title, steps, **options)
+        return plan_create(self, title, steps, parent=parent, description=description)
 
     def plan_show(self, plan_id: str) -> dict[str, Any]:
         """A plan with steps and validation; see :func:`pm_core.tracker.ops.plan.plan_show`."""
@@ -1287,17 +1401,27 @@ class Tracker:
         return plan_show(self, plan_id)
 
     @noop_ok
-    def plan_step(self, plan_id: str, step_ref: str, status: str, **options: Any) -> Receipt:
+    def plan_step(
+        self, plan_id: str, step_ref: str, status: str, *, note: str | None = None
+    ) -> Receipt:
         """Move a plan step; see :func:`pm_core.tracker.ops.plan.plan_step`."""
         from pm_core.tracker.ops.plan import plan_step
 
-        return plan_step(self, plan_id, step_ref, status, **options)
+        return plan_step(self, plan_id, step_ref, status, note=note)
 
-    def plan_add_step(self, plan_id: str, title: str, **options: Any) -> Receipt:
+    def plan_add_step(
+        self,
+        plan_id: str,
+        title: str,
+        *,
+        depends_on: Sequence[str] = (),
+        note: str | None = None,
+        after: str | None = None,
+    ) -> Receipt:
         """Add a plan step; see :func:`pm_core.tracker.ops.plan.plan_add_step`."""
         from pm_core.tracker.ops.plan import plan_add_step
 
-        return plan_add_step(self, plan_id, title, **options)
+        return plan_add_step(self, plan_id, title, depends_on=depends_on, note=note, after=after)
 
     def plan_decision(self, plan_id: str, text: str) -> Receipt:
         """Record a plan decision; see :func:`pm_core.tracker.ops.plan.plan_decision`."""
@@ -1306,11 +1430,22 @@ class Tracker:
         return plan_decision(self, plan_id, text)
 
     @noop_ok
-    def test_add(self, item_id: str, command: str, **options: Any) -> Receipt:
-        """Link a test command; see :func:`pm_core.tracker.ops.linked_tests.test_add`."""
+    def test_add(
+        self,
+        item_id: str,
+        command: str,
+        *,
+        timeout_seconds: int | None = None,
+        note: str | None = None,
+    ) -> Receipt:
+        """Link a test command; see :func:`pm_core.tracker.ops.linked_tests.test_add`.
+
+        ``timeout_seconds`` left as None takes the module's default.
+        """
         from pm_core.tracker.ops.linked_tests import test_add
 
-        return test_add(self, item_id, command, **options)
+        timeout = _given(timeout_seconds=timeout_seconds)
+        return test_add(self, item_id, command, note=note, **timeout)
 
     @noop_ok
     def test_remove(self, item_id: str, command: str) -> Receipt:
@@ -1326,11 +1461,13 @@ class Tracker:
         return test_list(self, item_id)
 
     @noop_ok
-    def test_run(self, item_id: str, **options: Any) -> dict[str, Any]:
+    def test_run(
+        self, item_id: str, *, timeout_seconds: int | float | None = None
+    ) -> dict[str, Any]:
         """Run linked tests; see :func:`pm_core.tracker.ops.linked_tests.test_run`."""
         from pm_core.tracker.ops.linked_tests import test_run
 
-        return test_run(self, item_id, **options)
+        return test_run(self, item_id, timeout_seconds=timeout_seconds)
 
     def test_all(
         self,
@@ -1415,17 +1552,43 @@ class Tracker:
 
         return schema_list(self)
 
-    def schema_add(self, kind: str, name: str, **options: Any) -> dict[str, Any]:
-        """Add a type, status or field; see :func:`pm_core.tracker.ops.admin.schema_add`."""
+    def schema_add(
+        self,
+        kind: str,
+        name: str,
+        *,
+        folder: str | None = None,
+        aliases: Sequence[str] | None = None,
+        default_status: str | None = None,
+        description: str | None = None,
+        roles: Sequence[str] | None = None,
+        field_type: str | None = None,
+        commands: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Add a type, status or field; see :func:`pm_core.tracker.ops.admin.schema_add`.
+
+        Each keyword belongs to one kind (``folder``, ``aliases``, ``default_status``:
+        type; ``roles``: status; ``field_type``, ``commands``: field; ``description``:
+        type and field); one given for another kind is refused.
+        """
         from pm_core.tracker.ops.admin import schema_add
 
-        return schema_add(self, kind, name, **options)
+        given = {
+            "folder": folder,
+            "aliases": aliases,
+            "default_status": default_status,
+            "description": description,
+            "roles": roles,
+            "field_type": field_type,
+            "commands": commands,
+        }
+        return schema_add(self, kind, name, **{k: v for k, v in given.items() if v is not None})
 
-    def contracts(self, **options: Any) -> dict[str, Any]:
+    def contracts(self, *, commands: Sequence[CommandSpec] | None = None) -> dict[str, Any]:
         """The machine contract; see :func:`pm_core.tracker.ops.admin.contracts`."""
         from pm_core.tracker.ops.admin import contracts
 
-        return contracts(self, **options)
+        return contracts(self, commands=commands)
 
     def events(self, since: str | None = None, limit: int = 100) -> dict[str, Any]:
         """Recent history across items; see :func:`pm_core.tracker.ops.admin.events`."""

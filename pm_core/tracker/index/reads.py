@@ -229,7 +229,6 @@ def _field_rows(
 
 
 def _corrupt(tracker: Tracker, index: ReadIndex) -> list[str]:
-
     return [tracker_relpath(tracker.root, path) for path, _ in index.corrupt()]
 
 

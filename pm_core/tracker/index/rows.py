@@ -9,20 +9,14 @@ from __future__ import annotations
 import json
 import marshal
 from collections.abc import Callable, Sequence
+from hashlib import blake2b
 from operator import attrgetter
 from typing import Any
 
 from pm_core.tracker.model.clock import epoch, parse_iso
 from pm_core.tracker.model.item import ITEM_FIELDS, RISK_VALUES, Item
 
-try:
-    # The builtin BLAKE2 module: ``hashlib`` would also load OpenSSL (several
-    # milliseconds at start-up, on every warm read).
-    from _blake2 import blake2b as _blake2b
-except ImportError:  # pragma: no cover - other Python implementations
-    from hashlib import blake2b as _blake2b
-
-_blake: Callable[..., Any] = _blake2b
+_blake: Callable[..., Any] = blake2b
 
 
 #: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call.

@@ -247,8 +247,8 @@ class Item:
     """One work item. Field names and order follow the on-disk format.
 
     A plain slotted class rather than attrs: every ``pm`` command builds items,
-    and importing attrs with the classes it generates cost ~20 ms of each
-    command's start. Equality covers every field but ``extra_after``.
+    and importing attrs with its generated classes would slow every start.
+    Equality covers every field but ``extra_after``.
     """
 
     __slots__ = ITEM_FIELDS

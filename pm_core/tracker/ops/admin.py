@@ -127,7 +127,6 @@ def _record(tracker: Tracker, op: str, target: str, before: Any, after: Any, **e
 
 
 def _workspace_lock(tracker: Tracker) -> Any:
-
     locks = tracker.settings.get("locks", {})
     return item_lock(
         tracker.store.locks_dir,
@@ -370,7 +369,6 @@ def schema_add(tracker: Tracker, kind: str, name: str, **options: Any) -> dict[s
 def _append_definition(
     tracker: Tracker, file: str, list_key: str, definition: dict[str, Any]
 ) -> None:
-
     path = tracker.root / "schema" / file
     with _workspace_lock(tracker):
         before = _read_raw(path, {list_key: []})
