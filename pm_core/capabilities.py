@@ -99,7 +99,13 @@ ROWS: tuple[Row, ...] = (
     _row("schema", "standard", "configuration", "List or add types, statuses, fields.", "admin"),
     _row("contracts", "standard", "configuration", "The command and schema contract.", "admin"),
     _row("profile", "standard", "configuration", "MCP tool profiles and their tools.", "tools"),
+    _row("stats", "standard", "orientation", "Counts by status, type, priority; age.", "bulk"),
+    _row("activity", "standard", "history", "Recent changes across items.", "bulk"),
     # full
+    _row("update-many", "full", "authoring", "Update many items (filters, dry run).", "bulk"),
+    _row("close-many", "full", "lifecycle", "Close many items (filters, dry run).", "bulk"),
+    _row("test-all", "full", "evidence", "Run the linked tests of many items.", "bulk"),
+    _row("eval", "full", "assurance", "Search relevance on golden queries.", "evaluate"),
     _row("copy", "full", "authoring", "Copy an item.", "items"),
     _row("delete", "full", "authoring", "Delete an item (history is kept).", "items"),
     _row("restore", "full", "history", "Rebuild an item from its history.", "history"),

@@ -66,18 +66,20 @@ def next_schema(_c: WorkspaceContracts) -> Schema:
             "readyOnly": s.boolean(),
             "includeDecisions": s.boolean(),
             "tokenBudget": s.integer(64),
+            "claim": s.boolean(),
         }
     )
     return s.tool({"options": options})
 
 
-_NEXT_OPTIONS = ("limit", "parent", "ready_only", "include_decisions", "token_budget")
+_NEXT_OPTIONS = ("limit", "parent", "ready_only", "include_decisions", "token_budget", "claim")
 
 
 def next_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The recommended item with reasons, then ready, blocked and held rows."""
     options, warnings = a.known_options(a.bag(args), _NEXT_OPTIONS, "pm_next")
-    value = ctx.tracker.next_items(
+    chosen = ctx.tracker.claim_next if a.flag(options, "claim") else ctx.tracker.next_items
+    value = chosen(
         limit=a.integer(options, "limit", minimum=1) or 5,
         parent=a.text(options, "parent"),
         ready_only=a.flag(options, "ready_only"),

@@ -68,6 +68,7 @@ class CliState:
         from pm_core.cli.output import render, write
 
         if self.output["quiet"]:
+            warn(payload)
             return
         if kind == "mutation":
             payload = self._receipt(payload)
@@ -76,6 +77,7 @@ class CliState:
         fmt = self.output_format()
         bounded = not (exact or self.json)
         write(render(payload, fmt=fmt, kind=kind, bounded=bounded, settings=self.output_settings()))
+        warn(payload)
 
     def _receipt(self, payload: Mapping[str, Any]) -> Mapping[str, Any]:
         """A mutation receipt as ``--id-only``/``--no-changed-fields``/``--full-changed-fields`` ask."""
@@ -132,3 +134,27 @@ def read_text(value: str | None, *, stdin: bool = False, file: str | None = None
 
 
 __all__ = ["OUTPUT_FLAGS", "CliState", "lean", "parse_assignments", "read_text", "split_commas"]
+
+
+def warn(payload: Mapping[str, Any]) -> None:
+    """Repeat a result's ``warnings`` on stderr, one ``warning:`` line each (stdout stays data).
+
+    A no-op receipt's code is followed by what it found (``noop``).
+    """
+    import sys
+
+    warnings = payload.get("warnings") if isinstance(payload, Mapping) else None
+    if not isinstance(warnings, list) or not warnings:
+        return
+    detail = payload.get("noop")
+    lines = []
+    for text in warnings:
+        line = f"warning: {text}"
+        if detail and str(text).startswith("noop"):
+            line += f": {detail}"
+        lines.append(line + "\n")
+    try:
+        sys.stderr.write("".join(lines))
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from functools import cached_property, partial
+from functools import cached_property, partial, wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pm_core.tracker.claims import flows as claiming
 from pm_core.tracker.index import access as indexing
@@ -27,7 +27,7 @@ from pm_core.tracker.model.errors import (
     UsageError,
 )
 from pm_core.tracker.model.fields import SETTABLE, canonical_key, coerce_fields, parse_dependency
-from pm_core.tracker.model.item import Item, document_hash, item_from_record
+from pm_core.tracker.model.item import Item, document_hash, item_from_record, normalize_status
 from pm_core.tracker.storage import history as hist
 from pm_core.tracker.storage.faults import checkpoint
 from pm_core.tracker.storage.locks import item_lock
@@ -59,13 +59,59 @@ def _given(**values: Any) -> dict[str, Any]:
 
 
 def resolve_author(
-    explicit: str | None, settings: Mapping[str, Any], env: Mapping[str, str]
+    explicit: str | None,
+    settings: Mapping[str, Any],
+    env: Mapping[str, str],
+    git_name: Callable[[], str | None] = lambda: None,
 ) -> str:
-    """``--author`` > ``PM_AUTHOR`` > settings ``author_default`` > ``unknown``."""
+    """``--author`` > ``PM_AUTHOR`` > settings ``author_default`` > git's ``user.name`` > ``unknown``."""
     for candidate in (explicit, env.get("PM_AUTHOR"), settings.get("author_default")):
         if candidate and str(candidate).strip():
             return str(candidate).strip()
-    return "unknown"
+    return git_name() or "unknown"
+
+
+def git_user_name(repo: Path) -> str | None:
+    """``git config user.name`` as seen from ``repo`` (None without git or a name)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "config", "user.name"],
+            cwd=repo if repo.is_dir() else None,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    name = done.stdout.strip() if done.returncode == 0 else ""
+    return name or None
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def noop_ok(method: F) -> F:
+    """A single-item write that finds nothing to do answers, it does not fail.
+
+    The exit-code contract keeps 6 (no effect) for the bulk commands: a repeat
+    of a single-item command (close again, release again, the status it
+    already has) is a success with ``changed_field_count: 0`` and the
+    :class:`NoEffectError`'s ``noop_*`` code in ``warnings``, so scripts under
+    ``set -e`` keep going. Bulk commands call :meth:`Tracker.update` and
+    friends and read that code to count no-ops.
+    """
+
+    @wraps(method)
+    def answer(self: Tracker, first: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, first, *args, **kwargs)
+        except NoEffectError as exc:
+            return self.noop_receipt(first, exc)
+
+    return cast(F, answer)
 
 
 class Tracker:
@@ -82,6 +128,7 @@ class Tracker:
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.root = _resolve_root(root) if root else find_root(cwd, self.env)
         self._explicit_author = author
+        self._git_names: list[str | None] = []  # git's user.name, once looked up
         #: Hooks run after every committed write (the read index subscribes).
         self.after_write: list[Callable[[Item | None, str, Path | None], None]] = [
             partial(indexing.after_write, self)
@@ -113,7 +160,13 @@ class Tracker:
     @property
     def author(self) -> str:
         """The author recorded on mutations."""
-        return resolve_author(self._explicit_author, self.settings, self.env)
+        return resolve_author(self._explicit_author, self.settings, self.env, self._git_name)
+
+    def _git_name(self) -> str | None:
+        """git's ``user.name`` for this repository, asked once per tracker."""
+        if not self._git_names:
+            self._git_names.append(git_user_name(self.root.parent.parent))
+        return self._git_names[0]
 
     @property
     def prefix(self) -> str:
@@ -239,7 +292,9 @@ class Tracker:
                 if allow_no_effect:
                     return before, before
                 raise NoEffectError(
-                    f"{item_id}: nothing to change", hint="the item already matches"
+                    f"{item_id}: nothing to change",
+                    hint="the item already matches",
+                    warning="noop_no_update_fields" if op == "update" else "noop_no_change",
                 )
             after.updated_at = now_iso()
             claiming.renew_on_write(self, after, op)
@@ -261,6 +316,20 @@ class Tracker:
                 f"{item.id} is claimed by {holder}",
                 hint="claim it with --force or ask the holder to release it",
             )
+
+    def noop_receipt(self, item_id: str, exc: NoEffectError) -> Receipt:
+        """The answer of a single-item write that changed nothing (see :func:`noop_ok`)."""
+        out: Receipt = {}
+        try:
+            item = self.get(item_id)
+        except PmError:
+            out["key"] = item_id  # a setting, not an item
+        else:
+            out.update(id=item.id, status=item.status)
+        out.update(
+            changed_fields=[], changed_field_count=0, warnings=[exc.warning], noop=exc.message
+        )
+        return out
 
     @staticmethod
     def receipt(before: Item | None, after: Item, **extra: Any) -> Receipt:
@@ -387,6 +456,7 @@ class Tracker:
                 hint="pick a parent outside this item's subtree",
             )
 
+    @noop_ok
     def update(
         self,
         item_id: str,
@@ -401,6 +471,13 @@ class Tracker:
     ) -> Receipt:
         """Change fields. ``status`` closed/canceled is routed through :meth:`close`."""
         fields = coerce_fields(values or {}, self.schema, self.author, "update")
+        if not (fields or unset or add_tags or remove_tags or remove_deps):
+            self.get(item_id)  # a missing item is "not found", not a no-op
+            raise NoEffectError(
+                f"{self.normalize_id(item_id)}: no field to change was given",
+                hint="pass a field, e.g. --status, --title, --add-tag",
+                warning="noop_no_update_fields",
+            )
         status = fields.get("status")
         if status in self.schema.terminal_statuses:
             reason = fields.pop("close_reason", None) or message
@@ -415,7 +492,7 @@ class Tracker:
                     remove_deps=remove_deps,
                     allow_unresolved_deps=allow_unresolved_deps,
                 )
-            return self.close(item_id, str(reason or ""), canceled=status != "closed")
+            return self.close(item_id, str(reason or ""), status=str(status))
         for key in unset:
             name = canonical_key(key)
             if name not in SETTABLE and self.schema.field(name) is None:
@@ -452,6 +529,7 @@ class Tracker:
 
     # ------------------------------------------------------------ lifecycle
 
+    @noop_ok
     def close(
         self,
         item_id: str,
@@ -461,8 +539,14 @@ class Tracker:
         resolution: str | None = None,
         canceled: bool = False,
         completed_at: str | None = None,
+        status: str | None = None,
     ) -> Receipt:
-        """Close (or cancel) with a reason; unblock dependents whose blockers are all done."""
+        """Close (or cancel) with a reason; unblock dependents whose blockers are all done.
+
+        ``status``: the terminal status to end in (any status with the terminal
+        role in the schema, such as a custom ``wontfix``); without it the status
+        with the ``default_close`` role, or ``default_cancel`` when ``canceled``.
+        """
         text = (reason or duplicate_of or resolution or "").strip()
         governance = self.settings.get("governance", {})
         if not text and governance.get("require_close_reason", True):
@@ -472,11 +556,27 @@ class Tracker:
             )
         if duplicate_of:
             duplicate_of = self._require_target(duplicate_of, False)
-        target_status = "canceled" if canceled else "closed"
+        schema = self.schema
+        if status is not None:
+            try:
+                target_status = normalize_status(status, schema.status_names)
+            except ValueError as exc:
+                raise UsageError(str(exc), hint="add it with `pm schema add status`") from None
+            if target_status not in schema.terminal_statuses:
+                raise UsageError(
+                    f"{target_status!r} is not a terminal status",
+                    hint="close into one of: " + ", ".join(sorted(schema.terminal_statuses)),
+                )
+        elif canceled:
+            target_status = schema.status_with_role("default_cancel", "canceled")
+        else:
+            target_status = schema.status_with_role("default_close", "closed")
 
         def change(item: Item) -> None:
             if item.status in self.schema.terminal_statuses:
-                raise NoEffectError(f"{item.id} is already {item.status}")
+                raise NoEffectError(
+                    f"{item.id} is already {item.status}", warning="noop_already_terminal"
+                )
             now = now_iso()
             item.status = target_status
             item.close_reason = text or None
@@ -520,12 +620,16 @@ class Tracker:
                 released.append(other.id)
         return released
 
+    @noop_ok
     def reopen(self, item_id: str, *, message: str | None = None) -> Receipt:
         """Reopen a terminal item; clears close reason and stamps."""
 
         def change(item: Item) -> None:
             if item.status not in self.schema.terminal_statuses:
-                raise NoEffectError(f"{item.id} is {item.status}, not closed or canceled")
+                raise NoEffectError(
+                    f"{item.id} is {item.status}, not closed or canceled",
+                    warning="noop_not_terminal",
+                )
             item.status = "open"
             item.close_reason = None
             item.closed_at = None
@@ -534,6 +638,7 @@ class Tracker:
         before, after = self.apply_change(item_id, "reopen", change, message=message)
         return self.receipt(before, after)
 
+    @noop_ok
     def claim(
         self,
         item_id: str,
@@ -551,10 +656,33 @@ class Tracker:
         compare-and-swap on the git remote first; ``local`` claims in the item
         file only. See :mod:`pm_core.tracker.claims.flows`.
         """
-        return claiming.claim(
+        receipt = claiming.claim(
             self, item_id, force=force, if_available=if_available, renew=renew, local=local
         )
+        if receipt.get("claimed_by") and not renew:
+            waiting = self.open_blockers(str(receipt["id"]))
+            if waiting:
+                shown = ", ".join(f"{b} ({s})" for b, s in waiting)
+                receipt.setdefault("warnings", []).append(
+                    f"claim_blocked: {receipt['id']} is blocked by {shown}; "
+                    "finish or unlink the blocker before the work can be done"
+                )
+        return receipt
 
+    def open_blockers(self, item_id: str) -> list[tuple[str, str]]:
+        """``(id, status)`` of each blocker of ``item_id`` that is not terminal (``missing``)."""
+        everything = {i.id: i for i in self.items()}
+        item = everything.get(self.normalize_id(item_id)) or self.get(item_id)
+        out = []
+        for blocker in blockers_of(item, everything.values()):
+            other = everything.get(blocker)
+            if other is None:
+                out.append((blocker, "missing"))
+            elif not self.is_terminal(other):
+                out.append((blocker, other.status))
+        return out
+
+    @noop_ok
     def release(self, item_id: str, *, force: bool = False, local: bool = False) -> Receipt:
         """End the claim (only its holder, unless ``force``); remote mode deletes the lease ref."""
         return claiming.release(self, item_id, force=force, local=local)
@@ -637,6 +765,7 @@ class Tracker:
         entries: list[dict[str, Any]] = getattr(self.get(item_id), kind)
         return entries
 
+    @noop_ok
     def append(self, item_id: str, text: str) -> Receipt:
         """Append a paragraph to the body."""
         if not text:
@@ -648,6 +777,7 @@ class Tracker:
         before, after = self.apply_change(item_id, "append", change)
         return self.receipt(before, after)
 
+    @noop_ok
     def link(
         self, kind: str, item_id: str, path: str, *, scope: str = "project", note: str | None = None
     ) -> Receipt:
@@ -663,7 +793,9 @@ class Tracker:
         def change(item: Item) -> None:
             links = getattr(item, kind)
             if any(e.get("path") == clean for e in links):
-                raise NoEffectError(f"{clean} is already linked to {item.id}")
+                raise NoEffectError(
+                    f"{clean} is already linked to {item.id}", warning="noop_already_linked"
+                )
             entry: dict[str, Any] = {"path": clean, "scope": scope}
             if note:
                 entry["note"] = note
@@ -671,8 +803,16 @@ class Tracker:
 
         op = "files_add" if kind == "files" else "docs_add"
         before, after = self.apply_change(item_id, op, change)
-        return self.receipt(before, after)
+        warnings = []
+        where = self.root.parent.parent / clean if scope == "project" else Path(clean)
+        if not where.expanduser().exists():
+            warnings.append(
+                f"path_missing: {clean} does not exist (linked anyway; create it or "
+                f"`pm {kind} {after.id} --remove {clean}` if it was a typo)"
+            )
+        return self.receipt(before, after, warnings=warnings)
 
+    @noop_ok
     def unlink(self, kind: str, item_id: str, path: str) -> Receipt:
         """Remove a file or doc link."""
         if kind not in LINK_KINDS:
@@ -713,6 +853,7 @@ class Tracker:
 
     # ------------------------------------------------------------ dependencies
 
+    @noop_ok
     def add_dependency(
         self, item_id: str, target: str, kind: str = "blocked_by", *, allow_unresolved: bool = False
     ) -> Receipt:
@@ -727,6 +868,7 @@ class Tracker:
         )
         return self.receipt(before, after)
 
+    @noop_ok
     def remove_dependency(self, item_id: str, target: str, kind: str | None = None) -> Receipt:
         """Remove a dependency (of any kind, or of ``kind``)."""
         spec = f"{target}:{kind}" if kind else target
@@ -751,6 +893,7 @@ class Tracker:
             raise NotFoundError(f"{item_id} did not exist at version {ref}")
         return item_from_record({**document["metadata"], "body": document["body"]})
 
+    @noop_ok
     def restore(self, item_id: str, ref: str) -> Receipt:
         """Rebuild an item at ``ref`` by replay and append a ``restore`` entry."""
         item_id = self.normalize_id(item_id)
@@ -820,6 +963,111 @@ class Tracker:
             snapshot.rollback()
             raise
         return {"applied": not dry_run, "dry_run": dry_run, "results": results}
+
+    def select(
+        self, ids: Sequence[str] = (), filters: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """Ids of the items a bulk command works on: ``ids`` and/or ``list`` filters.
+
+        Without ids or filters nothing is selected (a bulk write over the whole
+        tracker is asked for with an explicit filter, e.g. ``status=open``).
+        """
+        given = {k: v for k, v in (filters or {}).items() if v not in (None, (), [], "", False)}
+        if not ids and not given:
+            raise UsageError(
+                "no items selected",
+                hint="pass --ids or a filter such as --status, --type, --tag, --parent",
+            )
+        chosen = [self.normalize_id(i) for i in ids]
+        for item_id in chosen:
+            self.get(item_id)  # a missing id is "not found" before anything is written
+        if given:
+            listed = self.list_items(**given, limit=None)["items"]
+            found = {str(r["id"]) for r in listed}
+            chosen = [i for i in chosen if i in found] if ids else sorted(found)
+        return list(dict.fromkeys(chosen))
+
+    def bulk(
+        self, item_ids: Sequence[str], write: Callable[[str], Receipt], *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Apply ``write`` to each item, all or nothing; the effect envelope of a bulk command.
+
+        ``outcome`` is ``effect`` (exit 0) when every item changed, ``partial_effect``
+        (7) when some found nothing to do, ``no_effect`` (6) when none changed or
+        nothing matched. Any error puts every file back and is raised; ``dry_run``
+        puts them back after computing the rows.
+        """
+        snapshot = _Snapshot(self)
+        snapshot.remember_many(item_ids)
+        rows: list[Receipt] = []
+        try:
+            for item_id in item_ids:
+                try:
+                    rows.append(write(item_id))
+                except PmError as exc:
+                    exc.message = f"{item_id}: {exc.message} (nothing was changed)"
+                    raise
+            if dry_run:
+                snapshot.rollback()
+        except BaseException:
+            snapshot.rollback()
+            raise
+        changed = [r for r in rows if r.get("changed_field_count")]
+        if not rows or not changed:
+            outcome, code = "no_effect", 6
+        elif len(changed) < len(rows):
+            outcome, code = "partial_effect", 7
+        else:
+            outcome, code = "effect", 0
+        return {
+            "outcome": outcome,
+            "exit_code": code,
+            "dry_run": dry_run,
+            "applied": not dry_run and bool(changed),
+            "matched_count": len(rows),
+            "updated_count": len(changed),
+            "unchanged_count": len(rows) - len(changed),
+            "rows": rows,
+        }
+
+    def update_many(
+        self,
+        values: Mapping[str, Any] | None = None,
+        *,
+        ids: Sequence[str] = (),
+        filters: Mapping[str, Any] | None = None,
+        add_tags: Sequence[str] = (),
+        remove_tags: Sequence[str] = (),
+        message: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`update` of every selected item as one all-or-nothing step (``pm update-many``)."""
+        chosen = self.select(ids, filters)
+
+        def write(item_id: str) -> Receipt:
+            return self.update(
+                item_id, values, add_tags=add_tags, remove_tags=remove_tags, message=message
+            )
+
+        return self.bulk(chosen, write, dry_run=dry_run)
+
+    def close_many(
+        self,
+        reason: str,
+        *,
+        ids: Sequence[str] = (),
+        filters: Mapping[str, Any] | None = None,
+        canceled: bool = False,
+        status: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`close` of every selected item as one all-or-nothing step (``pm close-many``)."""
+        chosen = self.select(ids, filters)
+
+        def write(item_id: str) -> Receipt:
+            return self.close(item_id, reason, canceled=canceled, status=status)
+
+        return self.bulk(chosen, write, dry_run=dry_run)
 
     def _one_mutation(self, mutation: Mapping[str, Any], snapshot: _Snapshot) -> Receipt:
         op = str(mutation.get("op", "")).strip()
@@ -1008,6 +1256,47 @@ class Tracker:
             now=now,
         )
 
+    def claim_next(
+        self,
+        *,
+        limit: int = 5,
+        parent: str | None = None,
+        ready_only: bool = False,
+        include_decisions: bool = False,
+        token_budget: int | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        """``next`` and a claim of what it recommends, as one step (``pm next --claim``).
+
+        The claim is the lease test-and-set of :meth:`claim` (same lease rules,
+        no ``--force``): when another author claims the recommended item between
+        the ranking and the lease, the next ready item is tried, so two agents
+        running this at once never get the same item. ``claimed`` is the claim
+        receipt, or ``None`` with a ``nothing_to_claim`` warning.
+        """
+        result = self.next_items(
+            limit=limit,
+            parent=parent,
+            ready_only=ready_only,
+            include_decisions=include_decisions,
+            token_budget=token_budget,
+            now=now,
+        )
+        candidates = [result.get("recommended"), *(result.get("ready") or [])]
+        ids = list(dict.fromkeys(str(c["id"]) for c in candidates if isinstance(c, Mapping)))
+        skipped: list[str] = []
+        for item_id in ids:
+            receipt = self.claim(item_id, if_available=True)
+            if receipt.get("skipped"):
+                skipped.append(item_id)
+                continue
+            out = {**result, "claimed": receipt}
+            if skipped:
+                out["skipped"] = skipped
+            return out
+        warning = "nothing_to_claim: no ready item is free to claim"
+        return {**result, "claimed": None, "skipped": skipped, "warnings": [warning]}
+
     def context(
         self,
         *,
@@ -1129,6 +1418,7 @@ class Tracker:
 
         return plan_show(self, plan_id)
 
+    @noop_ok
     def plan_step(
         self, plan_id: str, step_ref: str, status: str, *, note: str | None = None
     ) -> Receipt:
@@ -1157,6 +1447,7 @@ class Tracker:
 
         return plan_decision(self, plan_id, text)
 
+    @noop_ok
     def test_add(
         self,
         item_id: str,
@@ -1174,6 +1465,7 @@ class Tracker:
         timeout = _given(timeout_seconds=timeout_seconds)
         return test_add(self, item_id, command, note=note, **timeout)
 
+    @noop_ok
     def test_remove(self, item_id: str, command: str) -> Receipt:
         """Unlink a test command; see :func:`pm_core.tracker.ops.linked_tests.test_remove`."""
         from pm_core.tracker.ops.linked_tests import test_remove
@@ -1186,6 +1478,7 @@ class Tracker:
 
         return test_list(self, item_id)
 
+    @noop_ok
     def test_run(
         self, item_id: str, *, timeout_seconds: int | float | None = None
     ) -> dict[str, Any]:
@@ -1194,17 +1487,76 @@ class Tracker:
 
         return test_run(self, item_id, timeout_seconds=timeout_seconds)
 
+    def test_all(
+        self,
+        *,
+        ids: Sequence[str] = (),
+        filters: Mapping[str, Any] | None = None,
+        timeout_seconds: int | float | None = None,
+    ) -> dict[str, Any]:
+        """:meth:`test_run` over every selected item that links a test command (``pm test-all``).
+
+        Each command keeps the timeout rules of ``test --run`` (its own timeout,
+        ``timeout_seconds`` overriding). Without ids or filters the open items
+        are taken. Items without test commands are left out (``without_tests``).
+        """
+        from pm_core.tracker.ops.linked_tests import test_run
+
+        given = dict(filters or {})
+        if ids or given:
+            chosen = self.select(ids, given)
+        else:
+            chosen = [str(r["id"]) for r in self.list_items(limit=None)["items"]]
+        results = []
+        without: list[str] = []
+        for item_id in chosen:
+            item = self.get(item_id)
+            if not any(t.get("command") for t in item.tests):
+                without.append(item.id)
+                continue
+            results.append(test_run(self, item.id, timeout_seconds=timeout_seconds))
+        passed = sum(r["summary"]["passed"] for r in results)
+        failed = sum(r["summary"]["failed"] for r in results)
+        out: dict[str, Any] = {
+            "items": results,
+            "summary": {"items": len(results), "passed": passed, "failed": failed},
+            "without_tests": without,
+        }
+        if not results:
+            out["warnings"] = ["noop_no_linked_tests: no selected item links a test command"]
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and open-work age; see :func:`pm_core.tracker.ops.summary.stats`."""
+        from pm_core.tracker.ops.summary import stats
+
+        return stats(self)
+
+    def activity(self, since: str | None = "7d", limit: int = 20) -> dict[str, Any]:
+        """Recent changes by item; see :func:`pm_core.tracker.ops.summary.activity`."""
+        from pm_core.tracker.ops.summary import activity
+
+        return activity(self, since=since, limit=limit)
+
     def config_get(self, key: str) -> dict[str, Any]:
         """One setting; see :func:`pm_core.tracker.ops.admin.config_get`."""
         from pm_core.tracker.ops.admin import config_get
 
         return config_get(self, key)
 
+    @noop_ok
     def config_set(self, key: str, value: Any) -> dict[str, Any]:
         """Change one setting; see :func:`pm_core.tracker.ops.admin.config_set`."""
         from pm_core.tracker.ops.admin import config_set
 
         return config_set(self, key, value)
+
+    @noop_ok
+    def config_unset(self, key: str) -> dict[str, Any]:
+        """Remove one setting; see :func:`pm_core.tracker.ops.admin.config_unset`."""
+        from pm_core.tracker.ops.admin import config_unset
+
+        return config_unset(self, key)
 
     def config_list(self) -> dict[str, Any]:
         """Every setting; see :func:`pm_core.tracker.ops.admin.config_list`."""
@@ -1312,6 +1664,21 @@ class _Snapshot:
     def _keep(self, path: Path) -> None:
         if path not in self.files:
             self.files[path] = path.read_bytes() if path.exists() else None
+
+    def remember_many(self, item_ids: Sequence[str]) -> None:
+        """:meth:`remember` of many items, reading the blocked items once."""
+        store = self.tracker.store
+        for item_id in item_ids:
+            path = store.find_path(item_id)
+            if path is not None:
+                self._keep(path)
+            self._keep(hist.history_path(store.history_dir, item_id))
+        for other in self.tracker.items():
+            if other.status == "blocked":
+                other_path = store.find_path(other.id)
+                if other_path is not None:
+                    self._keep(other_path)
+                self._keep(hist.history_path(store.history_dir, other.id))
 
     def remember(self, item_id: str) -> None:
         store = self.tracker.store

@@ -60,10 +60,11 @@ def test_config_rejects_invalid_values_and_keys(t: Tracker) -> None:
         admin.config_set(t, "governance.ownership_enforcement", "warn")
 
 
-def test_unknown_setting_is_stored_with_a_warning(t: Tracker) -> None:
+def test_extension_settings_are_stored_and_unknown_ones_refused(t: Tracker) -> None:
     result = admin.config_set(t, "extensions.kanban.columns", "[1, 2]")
     assert result["value"] == [1, 2]
-    assert "not a built-in setting" in result["warnings"][0]
+    with pytest.raises(UsageError, match=r"unknown setting .kanban\.columns."):
+        admin.config_set(t, "kanban.columns", "[1, 2]")
 
 
 def test_config_unset_restores_the_default(t: Tracker) -> None:

@@ -62,10 +62,6 @@ def run_update(state: CliState, /, item_id: str, **params: Any) -> None:
     remove_tags = split_commas(params.get("remove_tag") or ())
     remove_deps = list(params.get("dep_remove") or ())
     unset = split_commas(params.get("unset") or ())
-    if not (values or add_tags or remove_tags or remove_deps or unset):
-        raise UsageError(
-            "nothing to update", hint="pass a field flag, e.g. --status, --title, --add-tag"
-        )
     receipt = state.tracker.update(
         item_id,
         values,

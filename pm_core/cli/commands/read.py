@@ -28,6 +28,14 @@ def run_list(state: CliState, **values: Any) -> None:
     options = list_options(**values)
     exact = values.get("limit") is not None
     tracker = state.tracker
+    from pm_core.cli import human
+
+    if human.wanted(state.json, state.output_format()):
+        from pm_core.cli.output import write
+
+        limit = values.get("limit")
+        write(human.list_lines(list_items(tracker, **{**options, "limit": limit or 200})))
+        return
     if exact or state.json:
         state.emit(list_items(tracker, **options), exact=exact)
         return
@@ -44,7 +52,15 @@ def run_list(state: CliState, **values: Any) -> None:
 
 def run_search(state: CliState, **values: Any) -> None:
     """Search every item by words (inline filters: tag:x status:y type:z)."""
-    state.emit(search(state.tracker, **values), exact=values.get("limit") is not None)
+    from pm_core.cli import human
+
+    result = search(state.tracker, **values)
+    if human.wanted(state.json, state.output_format()):
+        from pm_core.cli.output import write
+
+        write(human.search_lines(result))
+        return
+    state.emit(result, exact=values.get("limit") is not None)
 
 
 def run_focus(state: CliState, item_id: str | None, clear: bool) -> None:

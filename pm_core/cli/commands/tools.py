@@ -17,7 +17,7 @@ import click
 
 from pm_core.cli.clickstate import json_option, pass_state
 from pm_core.cli.state import CliState, parse_assignments
-from pm_core.tracker.model.errors import UsageError
+from pm_core.tracker.model.errors import PmError, UsageError
 
 _PROFILE_HELP = (
     "MCP profile to answer for: core, standard, full (default PM_MCP_PROFILE, else full)."
@@ -48,7 +48,21 @@ def call_tool(state: CliState, tool: str, args: Mapping[str, Any], profile: str 
         tools=tuple(callable_tools),
         commands=host.commands(),
     )
-    outcome = spec.handler(ctx, args)
+    try:
+        outcome = spec.handler(ctx, args)
+    except PmError:
+        raise
+    except Exception as exc:
+        # A plugin's input error carries an exit code (as pm-mcp reads it): an error line.
+        code = getattr(exc, "code", None)
+        if not isinstance(code, int):
+            raise
+        details = getattr(exc, "details", None)
+        if code == 64:  # the MCP side's usage code is the CLI's usage error (exit 2)
+            raise UsageError(str(exc), details=details) from None
+        error = PmError(str(exc), details=details)
+        error.code = code
+        raise error from None
     if isinstance(outcome, ToolResult):
         import sys
 

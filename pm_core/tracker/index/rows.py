@@ -178,12 +178,8 @@ def doc_values(item: Item, searchable: Sequence[str]) -> tuple[Any, ...]:
     from pm_core.tracker.query.search import document_for, tokenize
 
     doc = document_for(item, "", searchable, with_tokens=False)
-    # SQLite's LIKE (the scorer's cheap test) stops at a NUL; a word's
-    # occurrences and tokens are the same with \x01 in its place.
-    groups = tuple(
-        text.replace("\x00", "\x01") if text and "\x00" in text else text
-        for text in map(doc.fields.get, GROUPS)
-    )
+    # Token streams (search.stream): no NUL, which would stop SQLite's LIKE.
+    groups = tuple(map(doc.fields.get, GROUPS))
     per_group = group_tokens(groups)
     count = sum(len(tokens) for tokens in per_group if tokens)
     title_tokens = " " + " ".join(sorted(set(tokenize(doc.title)))) + " "
@@ -200,9 +196,7 @@ def group_tokens(groups: Sequence[str | None]) -> list[list[str] | None]:
     Together, in order, they are the document's tokens (:func:`doc_tokens`):
     tokens never span the space that joins two groups.
     """
-    from pm_core.tracker.query.search import tokenize
-
-    return [tokenize(text) if text else None for text in groups]
+    return [text.split() if text else None for text in groups]
 
 
 def fts_row(groups: Sequence[str | None]) -> tuple[str | None, ...]:
@@ -212,6 +206,4 @@ def fts_row(groups: Sequence[str | None]) -> tuple[str | None, ...]:
 
 def doc_tokens(groups: Sequence[str | None]) -> tuple[str, ...]:
     """A document's tokens from its stored field groups (in :data:`GROUPS` order)."""
-    from pm_core.tracker.query.search import tokenize
-
-    return tuple(tokenize(" ".join(text for text in groups if text)))
+    return tuple(t for text in groups if text for t in text.split())

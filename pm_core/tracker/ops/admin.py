@@ -242,11 +242,9 @@ def config_set(tracker: Tracker, key: str, value: Any) -> dict[str, Any]:
     """Set one setting (value parsed as JSON when it parses); recorded in workspace history."""
 
     parts = _split_key(key)
-    stored = _check_setting(key, parse_value(value))
-    warnings = []
-    if not _lookup(DEFAULT_SETTINGS, parts)[0]:
-        warnings.append(f"{key} is not a built-in setting; check the spelling")
     path = tracker.root / "settings.json"
+    _refuse_unknown_key(key, _read_raw(path, {}))
+    stored = _check_setting(key, parse_value(value))
     with _workspace_lock(tracker):
         before = _read_raw(path, {})
         after = json.loads(json.dumps(before))
@@ -260,15 +258,41 @@ def config_set(tracker: Tracker, key: str, value: Any) -> dict[str, Any]:
             node = child
         previous = node.get(parts[-1])
         if parts[-1] in node and previous == stored:
-            raise NoEffectError(f"{key} is already {stored!r}")
+            raise NoEffectError(f"{key} is already {stored!r}", warning="noop_config_unchanged")
         node[parts[-1]] = stored
         write_json(path, after)
         _record(tracker, "config_set", "settings.json", before, after, key=key)
     tracker.reload()
-    out: dict[str, Any] = {"key": key, "value": stored, "previous": previous}
-    if warnings:
-        out["warnings"] = warnings
-    return out
+    return {"key": key, "value": stored, "previous": previous}
+
+
+#: Settings read by pm that ``DEFAULT_SETTINGS`` does not spell out.
+EXTRA_SETTING_KEYS = ("index.enabled", "index.verify", "search.tuning")
+#: Groups whose keys are free (extension configuration, per-field search weights).
+OPEN_SETTING_GROUPS = ("extensions.", "search.tuning.")
+
+
+def known_setting_keys(raw: Any) -> list[str]:
+    """Every key ``config set`` accepts: built-in, read by pm, or already in settings.json."""
+
+    keys = set(_flatten(DEFAULT_SETTINGS)) | set(EXTRA_SETTING_KEYS)
+    if isinstance(raw, Mapping):
+        keys |= set(_flatten(raw))
+    return sorted(keys)
+
+
+def _refuse_unknown_key(key: str, raw: Any) -> None:
+    """A misspelt key would be written and never read: refuse it, naming the known keys."""
+    known = known_setting_keys(raw)
+    if key in known or key.startswith(OPEN_SETTING_GROUPS):
+        return
+    import difflib
+
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.75)
+    raise UsageError(
+        f"unknown setting {key!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""),
+        hint="known keys: " + ", ".join(known) + "; extension settings go under extensions.NAME",
+    )
 
 
 def config_unset(tracker: Tracker, key: str) -> dict[str, Any]:
@@ -281,7 +305,7 @@ def config_unset(tracker: Tracker, key: str) -> dict[str, Any]:
         after = json.loads(json.dumps(before))
         found, previous = _lookup(after, parts)
         if not found:
-            raise NoEffectError(f"{key} is not set in settings.json")
+            raise NoEffectError(f"{key} is not set in settings.json", warning="noop_config_unset")
         node = after
         for part in parts[:-1]:
             node = node[part]

@@ -130,6 +130,10 @@ class Schema(NamedTuple):
         found = {s.name for s in self.statuses if "terminal" in s.roles}
         return frozenset(found) if found else TERMINAL_STATUSES
 
+    def status_with_role(self, role: str, default: str) -> str:
+        """The first status with ``role`` (``default_close``, ``default_cancel``, ...)."""
+        return next((s.name for s in self.statuses if role in s.roles), default)
+
     def folders(self) -> tuple[str, ...]:
         """Every item folder, built-in and custom."""
         return tuple(dict.fromkeys(t.folder for t in self.types))
