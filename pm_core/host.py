@@ -25,6 +25,7 @@ import pluggy
 
 from pm_core import hookspecs
 from pm_core.contracts import (
+    UNDECLARED_EFFECTS,
     CommandSpec,
     PromptSpec,
     ProtocolExtension,
@@ -360,6 +361,9 @@ class Host:
     ) -> list[ToolDescriptor]:
         """Every tool projected for the workspace (and, when given, the request)."""
         commands = self.commands()
+        reachable = commands
+        if request is not None and request.withheld_commands:
+            reachable = {n: c for n, c in commands.items() if n not in request.withheld_commands}
         out: list[ToolDescriptor] = []
         tools = self.tools()
         assert self._tools is not None  # filled by self.tools()
@@ -370,7 +374,7 @@ class Host:
             refine = spec.request_schema
             try:
                 schema = (
-                    refine(contracts, commands, request)
+                    refine(contracts, reachable, request)
                     if refine is not None and request is not None
                     else spec.input_schema(contracts)
                 )
@@ -391,6 +395,8 @@ class Host:
                     command=spec.command,
                     tier=tier,
                     family=family,
+                    title=(command.title if command else "") or spec.name,
+                    effects=(command.effects if command else None) or UNDECLARED_EFFECTS,
                 )
             )
         out.sort(key=lambda d: d.name)

@@ -72,12 +72,19 @@ def render_template(
 
 
 def _spec(
-    name: str, description: str, template: str, arguments: tuple[PromptArgument, ...]
+    name: str,
+    description: str,
+    template: str,
+    arguments: tuple[PromptArgument, ...],
+    *,
+    mutates: bool = False,
 ) -> PromptSpec:
     def render(args: Mapping[str, str]) -> str:
         return render_template(template, args, arguments, name)
 
-    return PromptSpec(name=name, description=description, arguments=arguments, render=render)
+    return PromptSpec(
+        name=name, description=description, arguments=arguments, render=render, mutates=mutates
+    )
 
 
 def prompt_specs() -> list[PromptSpec]:
@@ -97,6 +104,7 @@ def prompt_specs() -> list[PromptSpec]:
             "Check, claim and focus an item, then start work on it.",
             CLAIM_AND_START,
             (PromptArgument("id", "The item to start.", required=True),),
+            mutates=True,
         ),
         _spec(
             "record-evidence-and-close",
@@ -106,5 +114,6 @@ def prompt_specs() -> list[PromptSpec]:
                 PromptArgument("id", "The item to close.", required=True),
                 PromptArgument("evidence", "What proves the work is done.", required=True),
             ),
+            mutates=True,
         ),
     ]
