@@ -7,16 +7,21 @@ Two kinds of process are gated:
   policy that allows it: ``approved`` (the default: this clone approved the
   exact text, :mod:`pm_core.tracker.ops.approvals`) or ``allow`` (an embedding
   program that vouches for its tracker);
-- *any other process* started while a ``deny`` policy is in force (``pm-mcp``
-  with command execution off): an extension handler calling ``subprocess``,
-  ``os.system`` or ``os.exec*`` is refused by a Python audit hook, so a plugin
-  cannot step around the switch by spawning the process itself.
+- *any process an extension command starts* while a ``deny`` policy is in
+  force (``pm-mcp`` with command execution off): every extension handler runs
+  inside :func:`extension_call` (from :func:`pm_core.hosting.call_command`, the
+  one path to a handler), and a Python audit hook refuses ``subprocess``,
+  ``os.system``, ``os.exec*`` and ``os.posix_spawn`` there, so a plugin cannot
+  step around the switch by starting the process itself.
 
-The policy is set by the door (``pm-mcp`` per call and, with commands off, for
-the whole process) with :func:`policy` / :func:`set_process_policy`. pm's own
-housekeeping processes (git for remote claims, the index watcher) are marked
-with :func:`internal_process`; an in-process plugin could use that marker too,
-which is why docs/security.md says installing a plugin is trusting its code.
+pm's own code is not gated beyond linked commands: the libraries it imports
+start helper programs of their own (``ctypes.util`` runs ``ldconfig``), and
+its housekeeping (git for remote claims, the index watcher) is marked with
+:func:`internal_process`. The policy is set by the door (``pm-mcp`` per call,
+and for the whole process) with :func:`policy` / :func:`set_process_policy`.
+An in-process plugin could start a thread of its own, or use the internal
+marker, which is why docs/security.md says installing a plugin is trusting its
+code: the gate holds the doors pm offers, it is not a sandbox.
 """
 
 from __future__ import annotations
@@ -69,6 +74,9 @@ _current: contextvars.ContextVar[CommandPolicy | None] = contextvars.ContextVar(
 _internal: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "pm_internal_process", default=False
 )
+_extension: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "pm_extension_call", default=None
+)
 
 
 class _ProcessFloor:
@@ -110,6 +118,18 @@ def internal_process() -> Iterator[None]:
         yield
     finally:
         _internal.reset(token)
+
+
+@contextmanager
+def extension_call(command: str) -> Iterator[None]:
+    """Run an extension command's handler: under ``deny`` it may start no process."""
+    if current_policy().mode == "deny":
+        _install_hook()
+    token = _extension.set(command)
+    try:
+        yield
+    finally:
+        _extension.reset(token)
 
 
 def refusal(active: CommandPolicy, what: str) -> CommandRefusedError:
@@ -179,11 +199,14 @@ def _install_hook() -> None:
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    """Refuse program starts while a ``deny`` policy is in force (outside pm's own)."""
+    """Refuse program starts by an extension handler while a ``deny`` policy is in force."""
     if event not in SPAWN_EVENTS:
         return
+    command = _extension.get()
+    if command is None or _internal.get():
+        return
     active = _current.get() or _ProcessFloor.policy
-    if active is None or active.mode != "deny" or _internal.get():
+    if active is None or active.mode != "deny":
         return
     program = args[0] if args else "?"
-    raise refusal(active, f"starting the process {program!r}")
+    raise refusal(active, f"extension command {command} starting the process {program!r}")
