@@ -138,7 +138,7 @@ def session(
         t["name"]: sorted(set(t["inputSchema"].get("properties", {})) - SKIPPED_ARGUMENTS)
         for t in listed
     }
-    assert COMMAND_TOOLS <= set(tools), sorted(tools)
+    assert set(tools) >= COMMAND_TOOLS, sorted(tools)
     session = Session(server, request.param, tools, items, canary)
     yield session
     code = server.close()
