@@ -24,7 +24,7 @@ from tests.support.mcp_http import HttpServer, legacy_request, legacy_session, m
 
 WIRES = ["stdio-initialize", "stdio-modern", "http-initialize", "http-modern"]
 #: The extension plugin installed for these tests: one command that starts a process.
-PLUGIN = '''
+PLUGIN = """
 import subprocess
 from pm_core import hookimpl
 from pm_core.contracts import CommandSpec, ParamSpec
@@ -39,7 +39,7 @@ def touch(ctx, target):
 def pm_register_commands():
     return [CommandSpec(name="touch-file", summary="Create a file.", tier="full",
                         params=(ParamSpec("target", required=True),), handler=touch)]
-'''
+"""
 
 
 class Wire:
@@ -176,7 +176,9 @@ def test_read_only_mode_lists_and_serves_only_read_tools(
     prompt = wire.request("prompts/get", {"name": "claim-and-start", "arguments": {"id": item}})
     text = prompt["result"]["messages"][0]["content"]["text"]
     assert text.startswith("Note: this server runs in read-only mode")
-    listed = {p["name"]: p["description"] for p in wire.request("prompts/list")["result"]["prompts"]}
+    listed = {
+        p["name"]: p["description"] for p in wire.request("prompts/list")["result"]["prompts"]
+    }
     assert "read-only mode" in listed["record-evidence-and-close"]
     assert "read-only mode" not in listed["orient"]
 
@@ -236,9 +238,7 @@ def test_bad_operator_settings_exit_64_at_start_up(
 def _clean_env() -> dict[str, str]:
     import os
 
-    return {
-        k: v for k, v in os.environ.items() if not k.startswith("PM_MCP_") and k != "PM_PATH"
-    }
+    return {k: v for k, v in os.environ.items() if not k.startswith("PM_MCP_") and k != "PM_PATH"}
 
 
 # ------------------------------------------------------------------ command execution
