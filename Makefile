@@ -19,6 +19,7 @@ run: $(BIN)/activate
 lint:
 	$(BIN)/ruff check pm_core plugins tests examples
 	$(BIN)/ruff format --check pm_core plugins tests examples
+	$(BIN)/lint-imports
 
 # mypy finds the built-in plugins under their installed name, pm_plugins, through a
 # link to plugins/ (setuptools maps the directory; mypy cannot follow that mapping).

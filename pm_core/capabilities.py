@@ -1,9 +1,7 @@
-"""The agent capability contract for built-in commands.
+"""The agent capability contract for built-in commands: command -> tier and family.
 
-One table: command -> tier and capability family. CLI help, MCP profiles,
-``pm_run``'s action enum and ``docs/generated/AGENT_COMMAND_SURFACE.md`` all
-project from it (through the host's command registry); there is no second
-allowlist anywhere.
+CLI help, MCP profiles, ``pm_run``'s action enum and
+``docs/generated/AGENT_COMMAND_SURFACE.md`` all project from this one table.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Opaque pagination cursors: an offset sealed by a truncated HMAC-SHA256.
 
-A cursor is base64url, unpadded, of ``header || offset || tag``: a fixed header
-(a format version, or nothing), the offset in four big-endian bytes, and the
-first 16 bytes of HMAC-SHA256(key, domain || offset || binding). The caller
-decides what the binding holds (a query and its catalog, a registry and a
-scope) and how each refusal reads; a cursor made under another key, domain or
-binding fails its tag.
+The caller chooses what the binding holds and how each refusal reads; a cursor
+made under another key, domain or binding fails its tag.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 # mypy: disable-error-code="empty-body"
 """The pm plugin contract: one documented hookspec per concern.
 
-Every hook is called with keyword arguments. Implementations may accept fewer
-arguments than the spec (pluggy's rule), so specs only ever grow by adding
-arguments. ``docs/plugins.md`` has one section per hook; a test keeps them in
-step.
+Hooks are called with keywords and specs only grow by adding arguments;
+``docs/plugins.md`` has one section per hook, kept in step by a test.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The plugin host: the only code that touches the pluggy manager.
 
-``build_host()`` is called from each program's ``main()``; nothing is loaded at
-import time. The core and :data:`BUILTIN_PLUGINS` load first, then entry points,
-each on its own, so one broken plugin becomes an ``error`` row. Every hook is
-called through pluggy; collection hooks once per plugin, so each contribution
-is recorded with its plugin and a duplicate tool or command name is a ``conflict``.
+``build_host()`` loads the core and :data:`BUILTIN_PLUGINS`, then entry points,
+each on its own, so a broken plugin is an ``error`` row. Every hook is called
+through pluggy and every contribution is recorded with its plugin.
 """
 
 from __future__ import annotations

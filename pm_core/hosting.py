@@ -1,13 +1,7 @@
 """Running extension commands and listing tools, for every door into pm.
 
-An extension command is reached three ways: ``pm <name>`` (the CLI), an
-action of ``pm_run`` (``pm-mcp``) and :func:`run_command` (the SDK). All three
-end in :func:`call_command`, so a handler sees the same parameters everywhere
-and its failures become the same :class:`~pm_core.tracker.model.errors.PmError`:
-an exit code in the CLI, an error result over MCP.
-
-:func:`list_tools` answers "what does a client at this profile see?" the way
-``pm-mcp`` answers ``tools/list``, for programs that host pm themselves.
+CLI, ``pm_run`` and the SDK all run extension commands through
+:func:`call_command`; :func:`list_tools` answers what ``tools/list`` would.
 """
 
 from __future__ import annotations

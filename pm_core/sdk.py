@@ -1,12 +1,8 @@
 """The public Python SDK: the names a program embedding pm imports.
 
-These names, with the plugin contract (:data:`pm_core.hookimpl`,
-:mod:`pm_core.contracts`, :mod:`pm_core.hookspecs`), are pm's public Python
-surface: the tracker (:class:`Tracker` and its errors), hosting pm
-(:func:`build_host`, :func:`list_tools`, :func:`run_command`) and helpers for
-custom MCP hosts (discovery, MCP Apps, Agent Skills). Every other module is
-private. ``docs/sdk.md`` documents each name; ``tests/unit/test_sdk_surface.py``
-pins the list. Nothing here depends on MCP, the CLI or an output format.
+With the plugin contract (:data:`pm_core.hookimpl`, :mod:`pm_core.contracts`,
+:mod:`pm_core.hookspecs`) this is pm's public surface; ``docs/sdk.md`` documents
+each name and ``tests/unit/test_sdk_surface.py`` pins the list.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Test helpers for pm and for plugin authors: a fresh host with fake plugins.
 
-No global state and no reload tricks: every call builds a new host.
+Every call builds a new host (no global state)::
 
-    from pm_core.testing import make_host, installed
-
-    host = make_host(("mine", MyPlugin()))                       # built-ins + mine
-    host = make_host(installed("ext", MyPlugin(), dist="pm-ext")) # as if pip-installed
+    host = make_host(("mine", MyPlugin()))                        # built-ins + mine
+    host = make_host(installed("ext", MyPlugin(), dist="pm-ext"))  # as if pip-installed
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """MCP Apps for pm: interactive views beside five existing tools.
 
-Hosts that negotiated ``io.modelcontextprotocol/ui`` see ``_meta.ui`` on
-``pm_context``, ``pm_graph``, ``pm_plan``, ``pm_validate`` and ``pm_test`` and
-can read the matching ``ui://pm/*.html`` views; every other client gets the
-tools and resources exactly as before. Tool results are never changed here.
-The bindings and policy live in :mod:`pm_plugins.apps_ui.apps`.
+Only hosts that negotiated ``io.modelcontextprotocol/ui`` see the views; tool
+results are never changed. Bindings and policy are in :mod:`pm_plugins.apps_ui.apps`.
 """
 
 from __future__ import annotations

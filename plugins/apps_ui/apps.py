@@ -1,15 +1,8 @@
-"""MCP Apps (``io.modelcontextprotocol/ui``, stable spec 2026-01-26) for pm.
+"""MCP Apps (``io.modelcontextprotocol/ui``) for pm: tool/view bindings and their policy.
 
-Five existing, SDK-backed tools get an interactive view each. This module holds
-the tool/view bindings and the policy a host needs to project them: whether a
-request negotiated Apps, how listed tools are decorated, and the ``ui://``
-documents with their sandbox metadata. ``pm_core.sdk`` re-exports the public
-names so a custom host can serve the same resources under the same policy.
-
-The extension id, MIME type and CSP/permission shapes come from the official
-SDK (``mcp.server.apps``). It is imported inside the functions, never at module
-import: the ``pm`` CLI loads every plugin and must not pay for (or depend on)
-the MCP stack.
+Decides whether a request negotiated Apps, decorates listed tools and serves
+the ``ui://`` documents; ``pm_core.sdk`` re-exports the public names. The MCP
+SDK is imported inside functions, so the ``pm`` CLI never pays for it.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """MCP tool profiles: which tools a ``pm-mcp`` server lists and lets clients call.
 
-``PM_MCP_PROFILE`` picks the profile (the adapter puts it on each request):
-
-- ``core`` (default), ``standard``, ``full``: every tool whose backing command's
-  tier the profile includes. When an extension command is visible at the
-  profile's tier, ``pm_run`` joins ``core`` and ``standard`` too, since it is
-  the only way to reach that command.
-- ``custom``: exactly the tools named in ``PM_MCP_TOOLS``, nothing added.
-
-A configuration that cannot work raises :class:`ConfigurationError`; the
-adapter calls this hook at start-up and exits 64 with the message.
-
-Hook: ``pm_select_tools`` (``trylast``, so narrowing wrappers see its result).
+``PM_MCP_PROFILE`` picks ``core`` (default), ``standard``, ``full`` (by command
+tier) or ``custom`` (exactly ``PM_MCP_TOOLS``). A configuration that cannot
+work raises :class:`ConfigurationError`. Hook: ``pm_select_tools`` (``trylast``).
 """
 
 from __future__ import annotations

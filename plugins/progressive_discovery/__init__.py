@@ -1,14 +1,8 @@
-"""Progressive tool discovery: a small entry catalog, expanded by intent.
+"""Progressive tool discovery: a small entry catalog, expanded by intent with ``pm_discover``.
 
-Clients that declare ``dev.unbrained.pm/progressive-tool-discovery`` in a
-2026-07-28 request's capabilities get the five-tool entry catalog from
-``tools/list`` (intersected with the profile) and find the rest with
-``pm_discover``; every other client keeps the full profile-selected list.
-Hidden tools stay callable. Negotiated tool results carry a short pointer text
-instead of duplicated JSON (``pointer_results``; applied by the MCP adapter).
-
-Hooks: ``pm_register_tools`` (``pm_discover``), ``pm_select_tools`` (a
-wrapper around the profile's selection) and ``pm_protocol_extensions``.
+Only clients that declare ``dev.unbrained.pm/progressive-tool-discovery`` get the
+entry catalog; everyone else keeps the profile's full list, and hidden tools stay
+callable. Hooks: ``pm_register_tools``, ``pm_select_tools``, ``pm_protocol_extensions``.
 """
 
 from __future__ import annotations

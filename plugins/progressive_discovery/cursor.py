@@ -1,9 +1,7 @@
 """``pm_discover`` cursors: a :mod:`pm_core.cursors` format bound to what shaped the ranking.
 
-The binding digests the query, the filters, the schema projection, the profile,
-the filtered catalog's fingerprint and the ranking inputs; any change makes the
-cursor stale. Limit and output budget are not bound, so a caller may continue
-with a larger budget. The key is per process unless the caller passes one.
+A change of query, filters, projection, profile or catalog makes a cursor stale;
+limit and output budget are not bound.
 """
 
 from __future__ import annotations

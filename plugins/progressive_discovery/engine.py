@@ -1,8 +1,6 @@
 """``discover_tools``: rank, filter, page and budget a tool catalog for an intent.
 
-Pure: the result depends only on the arguments (and on the cursor key, which
-is per process unless ``secret`` is given). The ``pm_discover`` tool and the
-public SDK (``pm_core.sdk.discover_tools``) both call it.
+Pure; the ``pm_discover`` tool and ``pm_core.sdk.discover_tools`` both call it.
 """
 
 from __future__ import annotations

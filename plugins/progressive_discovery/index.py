@@ -1,11 +1,7 @@
-"""Per-catalog precomputation: fingerprints, token sets and inverted indexes.
+"""Per-catalog precomputation for discovery: fingerprints, token sets, inverted indexes.
 
-Ranking a query must stay cheap at 10,000 candidates, so everything that
-depends only on the candidates (their tokens, stems, thesaurus concepts, the
-catalog fingerprint) is computed once per catalog and cached: first by the
-identity of the candidate objects (no hashing at all on a repeat call), then
-by the catalog's content fingerprint (a rebuilt but identical catalog reuses
-the work).
+Everything that depends only on the candidates is computed once per catalog and
+cached, by object identity first and by content fingerprint second.
 """
 
 from __future__ import annotations

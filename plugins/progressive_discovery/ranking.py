@@ -1,10 +1,8 @@
-"""The public ranking policy: six signals, fixed weights, deterministic order.
+"""The public discovery ranking: six signals, fixed weights, deterministic order.
 
-Each signal (weights in :data:`~pm_plugins.progressive_discovery.policy.WEIGHTS`)
-has a deterministic fallback, and a host may supply normalized values for
-``semantic``, ``graph``, ``freshness`` and ``usage``; the score is the weighted
-mean of the available signals, ties broken by tool name. ``docs/discovery.md``
-describes every signal and its fallback.
+The score is the weighted mean of the available signals (weights in
+:mod:`pm_plugins.progressive_discovery.policy`), ties broken by tool name;
+``docs/discovery.md`` describes each signal.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Deterministic text handling for discovery: tokens, stems and a small thesaurus.
 
-Everything here is pure and offline: the "semantic" signal comes from stem
-and synonym expansion over a fixed, tracker-specific thesaurus, never from a
-model or the network, so the same query ranks the same way on every machine.
+Pure and offline: the same query ranks the same way on every machine.
 """
 
 from __future__ import annotations
@@ -180,8 +178,3 @@ def _stem_groups() -> Mapping[str, frozenset[str]]:
 def concepts(stemmed: str) -> frozenset[str]:
     """The thesaurus groups a stemmed word belongs to (possibly none)."""
     return _stem_groups().get(stemmed, frozenset())
-
-
-def thesaurus() -> dict[str, tuple[str, ...]]:
-    """The concept groups (concept -> words), for documentation and tests."""
-    return {concept: tuple(words.split()) for concept, words in _THESAURUS.items()}

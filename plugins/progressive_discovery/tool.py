@@ -1,10 +1,7 @@
 """The ``pm_discover`` tool: schema, argument checks, candidates, handler.
 
-Candidates are the request's callable tools (``ctx.tools``: already filtered by
-profile and authorization) plus the extension commands this request can reach
-through ``pm_run``. An extension command becomes a row named
-``pm_run:<command>`` whose ``command`` is the extension command's name; the
-caller runs it with ``pm_run`` and ``action: <command>``.
+Candidates are the request's callable tools plus the extension commands it can
+reach through ``pm_run`` (rows named ``pm_run:<command>``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""Skills over MCP: the SEP-2640 draft at revision a3e147c, as a pm plugin.
+"""Skills over MCP (the SEP-2640 draft at revision a3e147c) as a pm plugin.
 
-Serves the canonical pm skills shipped in the wheel and the repository's
-``.agents/skills`` (which override same-named package skills) through
-``skills/list``, ``skills/get``, ``resources/directory/read`` and ``skill://``
-``resources/read`` -- each only to requests that declared the exact pinned
-revision. Skill text is untrusted guidance: it grants no permission to run
-commands or change the tracker.
-
-The public surface (``SkillRegistry``, ``assert_skills_capability``,
-``SKILLS_SERVER_CAPABILITY``) is re-exported by :mod:`pm_core.sdk`.
+Serves the shipped pm skills and the repository's ``.agents/skills`` to requests
+that declared the pinned revision. Skill text is untrusted guidance, never a
+permission. The public names are re-exported by :mod:`pm_core.sdk`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Negotiation of the Skills over MCP extension, pinned to one draft revision.
 
-The draft (SEP-2640 at a3e147c) defines only the server's ``directoryRead``
-setting. pm also advertises the exact draft ``revision`` and ``status`` and
-requires every skills request to declare that same revision, because a draft
-may still change shape: a client written against another revision is refused
-with -32021 instead of being served something it may misread.
+A request that declares another revision is refused (-32021) rather than served
+something it may misread.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Skills cursors: a :mod:`pm_core.cursors` format bound to one registry and one scope.
 
-The binding is the registry's content fingerprint and the scope (``skills/list``
-or one directory); the key is drawn per registry. A cursor from another registry
-(another server process, changed skills) or another scope is reported as invalid
-or stale, never silently reinterpreted.
+A cursor from another registry or scope is reported invalid or stale, never reinterpreted.
 """
 
 from __future__ import annotations

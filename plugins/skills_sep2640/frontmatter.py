@@ -1,11 +1,7 @@
-"""Strict parsing of ``SKILL.md`` frontmatter.
+"""Strict parsing of ``SKILL.md`` frontmatter: only YAML that maps one-to-one onto JSON.
 
-The draft requires the listing to carry the frontmatter *verbatim* as JSON, so
-only YAML that maps one-to-one onto JSON is accepted: no anchors or aliases
-(they also make "billion laughs" expansion possible), no merge keys, no
-duplicate keys (which YAML loaders silently resolve to the last one), no
-non-string keys, no binary or set values. Timestamps stay the strings the
-author wrote instead of becoming datetimes.
+The listing carries frontmatter verbatim as JSON, so anchors, aliases, merge keys,
+duplicate or non-string keys and binary or set values are refused.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The ``skills`` check of ``pm health``: which skills the loader refuses, and why.
 
-The tracker SDK's health report knows nothing of plugins, so the CLI collects
-the skill origins through the host and hands them here. The check loads the
-origins exactly as ``pm-mcp`` does (same limits, same precedence), so a skill
-named here is a skill ``pm-mcp`` will not serve.
+It loads the origins exactly as ``pm-mcp`` does, so a skill named here is one
+``pm-mcp`` will not serve.
 """
 
 from __future__ import annotations

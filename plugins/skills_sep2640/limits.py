@@ -1,10 +1,7 @@
 """The security envelope of the skill loader, in one place.
 
-Per skill the numbers are the draft's (512 files, 16 MiB in total), plus a
-16 MiB cap per file; per origin at most 100 candidate skill directories and
-32 MiB of retained bodies. Every count and byte budget is checked from
-``lstat`` metadata before a single body is read, so a hostile workspace can
-make the loader reject, never allocate past these figures.
+Every count and byte budget is checked from ``lstat`` metadata before a body is
+read, so a hostile workspace can make the loader refuse, never over-allocate.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The skill registry: loaded once from a set of origins, immutable after.
 
-:meth:`SkillRegistry.load` walks every origin inside the security envelope of
-:mod:`pm_plugins.skills_sep2640.limits`, rejects (and logs) what falls outside
-it, reads the surviving bodies once, and resolves same-named skills by origin
-precedence. Every later call is answered from memory.
+Loading stays inside :mod:`pm_plugins.skills_sep2640.limits` and resolves
+same-named skills by origin precedence; later calls are answered from memory.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Walking skill directories from metadata alone, then reading within budget.
+"""Walking skill directories from metadata alone, then reading bodies within budget.
 
-:func:`candidate_directories` and :func:`plan_skill` use ``lstat`` data only
-(``os.scandir`` entries, never following links) and stop as soon as a limit
-is crossed, so a hostile tree costs bounded time and memory. Bodies are read
-later by :func:`read_planned`, which opens without following links and checks
-that the inode and size are the ones the plan measured.
+Plans use ``lstat`` data only and stop at the first crossed limit; bodies are read
+without following links and checked against the planned inode and size.
 """
 
 from __future__ import annotations

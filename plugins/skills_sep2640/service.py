@@ -1,9 +1,7 @@
-"""The wire-facing side: per-request negotiation, registry cache, results.
+"""The wire-facing side of skills: per-request negotiation, registry cache, results.
 
-One :class:`SkillsService` answers the extension methods and the ``skill://``
-resource provider alike, from one cached registry per set of origins, so a
-digest in ``skills/list`` is always the digest of what ``resources/read``
-returns.
+One service answers the extension methods and ``skill://`` reads from one cached
+registry, so a listed digest is always the digest of what is read.
 """
 
 from __future__ import annotations

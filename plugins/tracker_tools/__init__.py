@@ -1,12 +1,7 @@
-"""The tracker's MCP tools: 31 of pm's 32 tools (``pm_discover`` is its own plugin).
+"""The tracker's MCP tools (all but ``pm_discover``), each backed by the tracker SDK.
 
-Each tool's schema is projected from the live workspace (type and status
-enums, custom fields as top-level arguments of ``pm_create``/``pm_update``),
-and each handler calls the tracker SDK bound in ``ctx.tracker``. ``pm_run``'s
-action list is projected per request from the command registry and the
-request's profile tier (:func:`pm_run_actions`).
-
-Hook: ``pm_register_tools``.
+Schemas are projected from the live workspace (type and status enums, custom
+fields); handlers call ``ctx.tracker``. Hook: ``pm_register_tools``.
 """
 
 from __future__ import annotations

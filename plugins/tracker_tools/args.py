@@ -1,9 +1,7 @@
 """Reading tool arguments: type checks with errors that name the argument.
 
-Handlers never trust the client: a wrong type is a ``UsageError`` naming the
-argument and what it takes. Option bags of read tools are checked against the
-options the tool knows; an unknown option is dropped and named in a warning,
-never silently honoured or silently lost.
+A wrong type is a ``UsageError`` naming the argument; an unknown option of a read
+tool is dropped and named in a warning.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """``pm_run``: run any command the request's profile can see, by name.
 
-Built-in actions reuse the matching tool's handler (``action: "get"`` runs
-``pm_get``), or call the SDK directly for commands without a tool of their own
-(reopen, history, delete, restore, init, claims). Extension actions call the
-command's handler with the bound SDK client in ``ctx.tracker``. ``internal``
-commands are never reachable here: they are for the CLI and the SDK.
+Built-in actions reuse the matching tool's handler or call the SDK; extension
+actions call the command's handler. ``internal`` commands are never reachable.
 """
 
 from __future__ import annotations

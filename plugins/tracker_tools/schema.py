@@ -1,12 +1,7 @@
-"""Small builders for the tools' JSON input schemas.
+"""Small builders for the tools' compact JSON input schemas.
 
-Every listed byte is paid for by the client on every ``tools/list``, so the
-schemas are compact: obvious properties carry no description, fragments are
-built by the helpers here, and nothing is nested that need not be. Nothing is
-dropped to save space either: every parameter a handler reads is declared.
-
-Each builder returns a fresh dict, so an adapter or decorator that adds to a
-schema never changes another tool's.
+Clients pay for every listed byte, so schemas carry no redundant descriptions,
+yet every parameter a handler reads is declared. Each builder returns a fresh dict.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Workspace resources (``pm://workspace/...``) and the three workflow prompts.
 
-Resources are always listed and readable (no negotiation): the ranked
-context, the session focus, the live claims, and the repository's agent guide
-(``AGENTS.md``). Each read goes through the tracker SDK at that moment, so a
-resource never serves a stale snapshot.
-
-Hooks: ``pm_resource_providers``, ``pm_register_prompts``.
+Resources (context, focus, claims, ``AGENTS.md``) are always listed and are read
+through the tracker SDK at request time. Hooks: ``pm_resource_providers``,
+``pm_register_prompts``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The ``pm`` command group in click: lazy subcommands, global options, usage errors.
 
-Each built-in command lives in a ``cmd_*`` module imported only when that
-command runs, so ``pm get`` never pays for the code of ``pm graph``; commands
-declared by a spec (:mod:`pm_core.cli.argspec`) are built from it. A name
-that is not built in is looked up among the extension commands installed
-plugins contribute (:mod:`pm_core.cli.extensions`). Exit codes and the error
-lines are :mod:`pm_core.cli.failure`'s, shared with the fast path.
+Each built-in command's module (:mod:`pm_core.cli.commands`) is imported only
+when it runs; other names are looked up among plugin commands
+(:mod:`pm_core.cli.extensions`).
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """Extension commands: ``pm <name>`` for every command an installed plugin contributes.
 
-This is the CLI's one hook point into the plugin host. It is reached only for
-a name that is not a built-in command, or to list commands in ``pm --help``,
-so ordinary commands never build the host (nor import pluggy).
-
-An extension command is a :class:`~pm_core.contracts.CommandSpec` with a
-handler; its ``params`` become ``--options`` (``due_date`` -> ``--due-date``;
-booleans are flags, ``--x/--no-x`` when they default to true) and its handler
-is called as ``handler(ctx, **params)`` with a
-:class:`~pm_core.contracts.ToolContext`, through
-:func:`pm_core.hosting.call_command` like ``pm_run`` and the SDK do. Its help
-shows the summary, the tier, family and providing plugin, and the examples.
-Commands at tier ``internal`` are callable but never listed. A handler may
-return a plain JSON value or a :class:`~pm_core.contracts.ToolResult`, whose
-warnings go to stderr.
+The CLI's one hook point into the plugin host, reached only for a name that is not
+built in (or to list commands in ``pm --help``). Handlers run through
+:func:`pm_core.hosting.call_command`, as from ``pm_run`` and the SDK.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """How ``pm`` fails: argument checks, exception-to-exit-code mapping, the error lines.
 
-Shared by the click path (:mod:`pm_core.cli.app`) and the fast path
-(:mod:`pm_core.cli.fast`) so both refuse the same arguments and print the same
-errors; click-free for the same reason.
-
-Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 conflict, 5 dependency
-failed, 6 no effect, 7 partial, 130 interrupted. Errors print
-``error: <problem>`` and ``hint: <fix>`` on stderr (one JSON line instead under
-``--json``).
+Shared by the click path and the fast path so both refuse the same arguments and
+print the same ``error:``/``hint:`` lines (one JSON line under ``--json``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Item field flags shared by ``pm create`` and ``pm update``.
 
-Every field a user may set gets a ``--flag``: the common ones are declared by
-hand (with short names and help); the rest are generated from the SDK's list
-of settable fields, so a new field needs no CLI change. Values go to the SDK
-as given; it validates and normalises them.
+Common fields are declared by hand; the rest are generated from the SDK's settable
+fields, so a new field needs no CLI change.
 """
 
 from __future__ import annotations

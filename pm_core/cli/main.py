@@ -1,11 +1,7 @@
-"""The ``pm`` console script.
+"""The ``pm`` console script: answers ``--version`` early, then picks the fast or click path.
 
-Kept tiny on purpose: ``pm --version`` answers before click or the tracker SDK
-is imported; the everyday reads (``get``, ``list``, ``search``, ``next``, ...)
-run through :mod:`pm_core.cli.fast` without click; everything else hands over
-to :mod:`pm_core.cli.app`, which imports each command's module only when that
-command runs. The installed script (:func:`console`) skips the interpreter's
-teardown.
+Everyday reads run through :mod:`pm_core.cli.fast`; everything else goes to
+:mod:`pm_core.cli.app`.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """``pm-plugins``: what is installed, and the agent command surface it yields.
 
-``pm-plugins list`` prints one row per plugin (``--json`` for the stable
-schema, ``-v`` for module paths and errors). ``pm-plugins surface`` prints the
-command surface table generated from the capability contract; ``--check FILE``
-exits 1 with a diff when a committed copy has drifted.
-
-The ``--json`` schema (version 1) is ``{"schema": 1, "plugins": [row, ...]}``
-with rows sorted by name. Every row has ``name``, ``source`` (``builtin``,
-``local`` or the distribution name), ``version``, ``status`` (``ok``,
-``blocked``, ``error``, ``conflict``), ``hooks`` (sorted hook names) and
-``contributes``, which always has the keys of :data:`CONTRIBUTION_KINDS`:
-lists of names, except ``commands``, a list of ``{"name", "tier", "family"}``.
-``-v`` adds ``module`` and ``error`` (the error text, or null).
+``pm-plugins list`` prints one row per plugin (``--json``: the schema in
+:func:`plugin_rows`); ``pm-plugins surface`` prints the generated command
+surface table, ``--check FILE`` fails on drift.
 """
 
 from __future__ import annotations

@@ -35,12 +35,8 @@ class CliState:
             self._tracker = Tracker(root, author=self.author, env=os.environ)
         return self._tracker
 
-    @property
-    def opened(self) -> bool:
-        """Whether a command has opened the tracker."""
-        return self._tracker is not None
-
-    def _settings(self) -> Mapping[str, Any] | None:
+    def output_settings(self) -> Mapping[str, Any] | None:
+        """The opened tracker's settings (output limits read them), or None before it opens."""
         if self._tracker is None:
             return None
         try:
@@ -52,7 +48,7 @@ class CliState:
         """``json`` when asked for (flag or settings ``output.default_format``), else ``toon``."""
         if self.json:
             return "json"
-        settings = self._settings() or {}
+        settings = self.output_settings() or {}
         fmt = str((settings.get("output") or {}).get("default_format") or "toon").lower()
         return "json" if fmt == "json" else "toon"
 
@@ -62,7 +58,7 @@ class CliState:
 
         fmt = self.output_format()
         bounded = not (exact or self.json)
-        write(render(payload, fmt=fmt, kind=kind, bounded=bounded, settings=self._settings()))
+        write(render(payload, fmt=fmt, kind=kind, bounded=bounded, settings=self.output_settings()))
 
 
 def read_text(value: str | None, *, stdin: bool = False, file: str | None = None) -> str | None:

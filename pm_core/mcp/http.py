@@ -1,21 +1,8 @@
-"""Streamable HTTP for ``pm-mcp --http``.
+"""Streamable HTTP for ``pm-mcp --http``: one ``/mcp`` endpoint for both protocol eras.
 
-One endpoint (``/mcp``) answers both eras: initialize-era clients get stateful
-sessions (``Mcp-Session-Id``), 2026-07-28 clients send single exchanges with
-``MCP-Protocol-Version``/``Mcp-Method``/``Mcp-Name`` headers (the SDK checks
-them against the body). Around it: loopback by default, a bearer token for any
-other bind address, ``Host``/``Origin`` checks, a body-size cap and a bound on
-concurrent requests.
-
-Environment:
-
-- ``PM_MCP_TOKEN``: bearer token; required with ``--allow-remote``, enforced
-  whenever set (also on loopback).
-- ``PM_MCP_ALLOWED_HOSTS`` / ``PM_MCP_ALLOWED_ORIGINS``: comma-separated
-  ``Host`` and ``Origin`` values accepted besides the loopback ones.
-- ``PM_MCP_MAX_REQUEST_BYTES``: request body cap (413 above it).
-- ``PM_MCP_MAX_CONCURRENT``: requests served at once; more wait up to
-  ``QUEUE_WAIT_SECONDS``, then get 503.
+Loopback by default; a bearer token (``PM_MCP_TOKEN``) for other binds; ``Host``/
+``Origin`` checks, a body cap and a bound on concurrent requests (``PM_MCP_*``
+variables, described in ``docs/http.md``).
 """
 
 from __future__ import annotations

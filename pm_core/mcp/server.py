@@ -1,9 +1,7 @@
 """``pm-mcp``: a thin adapter from the MCP SDK's low-level ``Server`` to the host.
 
-Each request becomes a :class:`~pm_core.contracts.RequestContext` (era,
-version, the client's extensions *for this request*), then a host call, then
-wire objects. Business rules live in the tracker SDK and the plugins; this
-module only translates.
+Each request becomes a :class:`~pm_core.contracts.RequestContext`, then a host
+call, then wire objects; business rules live in the SDK and the plugins.
 """
 
 from __future__ import annotations

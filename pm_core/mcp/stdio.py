@@ -1,13 +1,7 @@
 """The stdio transport: newline-delimited JSON-RPC on stdin/stdout.
 
-Differs from the SDK's ``stdio_server`` in three ways a tracker needs:
-
-- a line that is not JSON, or not a JSON-RPC message, gets a JSON-RPC error
-  response (-32700 / -32600) instead of silence, and serving goes on;
-- a line over the size cap is answered with -32600 and discarded unread;
-- at end of input, requests already received are answered before exit.
-
-While serving, fd 1 points at stderr so stray output never corrupts the wire.
+Unlike the SDK's, it answers malformed and oversized lines with JSON-RPC errors,
+answers pending requests at end of input, and points fd 1 at stderr while serving.
 """
 
 from __future__ import annotations

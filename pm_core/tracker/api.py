@@ -1,9 +1,8 @@
-"""The tracker SDK: the single authority over tracker state.
+"""The tracker SDK: :class:`Tracker`, the single authority over tracker state.
 
-Every mutation from any door (CLI, MCP tools, extension commands) goes through
-:class:`Tracker`. A write takes the item lock, reads the file, mutates a copy,
-writes a temp file and renames it into place, appends history, and releases
-the lock. The SDK returns plain data and knows nothing of output formats.
+Every mutation from any door goes through it (lock, read, write a temp file,
+rename, append history, unlock); reads go to the query layer, with the read
+index handed in when there is one. It returns plain data.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.claims import flows as claiming
 from pm_core.tracker.index import access as indexing
@@ -41,6 +40,9 @@ from pm_core.tracker.storage.workspace import (
     load_settings,
     require_root,
 )
+
+if TYPE_CHECKING:
+    from pm_core.tracker.query.indexed import IndexedReads
 
 Receipt = dict[str, Any]
 HIERARCHY_KINDS = ("parent", "child")
@@ -94,6 +96,11 @@ class Tracker:
         """File access for this root."""
         require_root(self.root)
         return Store(self.root, self.schema)
+
+    @cached_property
+    def index_reads(self) -> IndexedReads:
+        """What the query layer may ask the read index (each answer may be None: scan)."""
+        return indexing.IndexReads(self)
 
     @property
     def author(self) -> str:
@@ -195,7 +202,7 @@ class Tracker:
         for hook in self.after_write:
             hook(after, op, path)
 
-    def _apply(
+    def apply_change(
         self,
         item_id: str,
         op: str,
@@ -433,7 +440,7 @@ class Tracker:
                     raise NotFoundError(f"{item.id} has no dependency on {target}")
                 item.dependencies = kept
 
-        before, after = self._apply(item_id, "update", change, message=message)
+        before, after = self.apply_change(item_id, "update", change, message=message)
         return self.receipt(before, after)
 
     # ------------------------------------------------------------ lifecycle
@@ -475,7 +482,7 @@ class Tracker:
             item.claim_expires_at = None
 
         op = "close"
-        before, after = self._apply(item_id, op, change, message=text or None)
+        before, after = self.apply_change(item_id, op, change, message=text or None)
         unblocked = self._auto_unblock(after.id)
         return self.receipt(before, after, auto_unblocked=unblocked)
 
@@ -496,7 +503,7 @@ class Tracker:
                 def change(item: Item) -> None:
                     item.status = "open"
 
-                self._apply(
+                self.apply_change(
                     other.id,
                     "update",
                     change,
@@ -517,7 +524,7 @@ class Tracker:
             item.closed_at = None
             item.completed_at = None
 
-        before, after = self._apply(item_id, "reopen", change, message=message)
+        before, after = self.apply_change(item_id, "reopen", change, message=message)
         return self.receipt(before, after)
 
     def claim(
@@ -613,7 +620,7 @@ class Tracker:
                 entry["data"] = data
             getattr(item, kind).append(entry)
 
-        before, after = self._apply(item_id, op, change)
+        before, after = self.apply_change(item_id, op, change)
         return self.receipt(before, after, count=len(getattr(after, kind)))
 
     def logs(self, kind: str, item_id: str) -> list[dict[str, Any]]:
@@ -631,7 +638,7 @@ class Tracker:
         def change(item: Item) -> None:
             item.body = f"{item.body.rstrip()}\n\n{text}".lstrip() if item.body else text
 
-        before, after = self._apply(item_id, "append", change)
+        before, after = self.apply_change(item_id, "append", change)
         return self.receipt(before, after)
 
     def link(
@@ -656,7 +663,7 @@ class Tracker:
             links.append(entry)
 
         op = "files_add" if kind == "files" else "docs_add"
-        before, after = self._apply(item_id, op, change)
+        before, after = self.apply_change(item_id, op, change)
         return self.receipt(before, after)
 
     def unlink(self, kind: str, item_id: str, path: str) -> Receipt:
@@ -672,7 +679,7 @@ class Tracker:
             setattr(item, kind, kept)
 
         op = "files_remove" if kind == "files" else "docs_remove"
-        before, after = self._apply(item_id, op, change)
+        before, after = self.apply_change(item_id, op, change)
         return self.receipt(before, after)
 
     def safe_relpath(self, raw: str) -> str:
@@ -708,7 +715,9 @@ class Tracker:
         def change(item: Item) -> None:
             self._add_dependency(item, dep, allow_unresolved)
 
-        before, after = self._apply(item_id, "update", change, message=f"dependency {dep['kind']}")
+        before, after = self.apply_change(
+            item_id, "update", change, message=f"dependency {dep['kind']}"
+        )
         return self.receipt(before, after)
 
     def remove_dependency(self, item_id: str, target: str, kind: str | None = None) -> Receipt:
@@ -857,7 +866,7 @@ class Tracker:
         allow_no_effect: bool = False,
     ) -> Receipt:
         """Apply ``change`` to a copy of the item under its lock and record it as ``op``."""
-        before, after = self._apply(
+        before, after = self.apply_change(
             item_id, op, change, message=message, allow_no_effect=allow_no_effect
         )
         return self.receipt(before, after)

@@ -71,7 +71,7 @@ def run_list(
             return list_items(tracker, **options), None
         return list_head(tracker, head, **options)
 
-    write(render_head(fetch, fmt=state.output_format(), settings=state._settings()))
+    write(render_head(fetch, fmt=state.output_format(), settings=state.output_settings()))
 
 
 def run_search(

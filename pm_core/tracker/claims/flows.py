@@ -1,17 +1,7 @@
 """Claim, renew, release and list leases: the flows behind ``Tracker.claim`` and friends.
 
-Local mode keeps the lease in the item file and decides under the item lock.
-Remote mode takes the lease on the git remote FIRST (a compare-and-swap that
-exactly one clone wins), then writes the holder into the item file under the
-item lock with a history entry; if that write fails the remote lease is put
-back. ``--local`` in remote mode claims in the item file only and says so in
-history; an unreachable remote is never silently downgraded.
-
-Renewal: ``pm claim <id> --renew`` (or claiming again) extends a lease. In
-local mode any other mutation of the item by its holder also extends it, in
-the same write (:func:`renew_on_write`). In remote mode only an explicit claim
-or renew does: extending the remote lease on every edit would add a network
-round trip to each mutation.
+Local mode decides under the item lock; remote mode wins the lease on the git
+remote first, then records the holder in the item file (``docs/claims.md``).
 """
 
 from __future__ import annotations
@@ -117,7 +107,9 @@ def _claim_local(
             text += f"; local only: remote {config.remote!r} not consulted (--local)"
         return str(text)
 
-    before, after = tracker._apply(item_id, "claim", change, message=message, allow_no_effect=True)
+    before, after = tracker.apply_change(
+        item_id, "claim", change, message=message, allow_no_effect=True
+    )
     decision: Decision = seen["decision"]
     lease: Lease = seen["lease"]
     warnings = decision.warnings(lease)
@@ -168,7 +160,7 @@ def _claim_remote(
         put_lease(item, lease, keep_status=renew or decision.kind == "renew")
 
     try:
-        before, after = tracker._apply(
+        before, after = tracker.apply_change(
             item_id,
             "claim",
             change,
@@ -230,7 +222,7 @@ def release(tracker: Tracker, item_id: str, *, force: bool = False, local: bool 
     message = f"lease of {ended.describe()} ended on remote {config.remote}" if ended else None
     if config.is_remote and local:
         message = f"local only: remote {config.remote!r} not consulted (--local)"
-    before, after = tracker._apply(
+    before, after = tracker.apply_change(
         item_id, "release", change, message=message, allow_no_effect=ended is not None
     )
     return tracker.receipt(

@@ -1,24 +1,8 @@
-"""Claim leases: who holds an item, since when, and until when.
+"""Claim leases shared by both claim modes: the record, the decision, the cache.
 
-A claim is a lease. It names its holder (the author who claimed) and the claim
-principal, when it was acquired, when it expires and when it was last renewed.
-An expired lease can be taken without ``--force``; a live one only with it.
-
-Where a lease lives depends on ``claims.mode`` in settings:
-
-* ``local`` (the default): in the item file, as ``assignee``,
-  ``claim_principal`` and ``claim_expires_at``. The item lock makes the claim a
-  test-and-set among agents sharing one checkout.
-* ``remote``: in a ref ``refs/pm/claims/<id>`` on the git remote
-  (``claims.remote``, default ``origin``), advanced by compare-and-swap pushes
-  (:mod:`pm_core.tracker.claims.remote`). The ref is the authority; the item
-  file still shows the holder for people and for the TypeScript ``pm``.
-
-This module holds what both modes share: the :class:`Lease` record, the
-claim decision (:func:`decide`), the per-clone cache of the last fetched remote
-leases (``runtime/leases.json``, used by ``next`` and ``context``), the live
-holder rules the read side applies, and :func:`lease_disagreements` for
-``validate``.
+Holds :class:`Lease`, the claim decision (:func:`decide`), the per-clone cache of
+fetched remote leases, the live-holder rules of the read side and
+:func:`lease_disagreements` for ``validate``.
 """
 
 from __future__ import annotations
@@ -33,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pm_core.tracker.model.clock import format_iso, parse_iso
 from pm_core.tracker.model.errors import ConflictError, NoEffectError, PmError, UsageError
 from pm_core.tracker.model.item import Item
+from pm_core.tracker.storage import history as hist
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
@@ -319,7 +304,6 @@ def clear_lease(item: Item) -> None:
 
 def claim_started_at(tracker: Tracker, item_id: str) -> str | None:
     """When the current claim of a local lease began: its last non-renewal claim entry."""
-    from pm_core.tracker.storage import history as hist
 
     try:
         entries = hist.read_entries(tracker.store.history_dir, item_id)

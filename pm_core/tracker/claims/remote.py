@@ -1,18 +1,7 @@
 """Leases held on the git remote: one ref ``refs/pm/claims/<id>`` per claimed item.
 
-Git's remote already is a distributed compare-and-swap engine: a push carries
-the value it expects each ref to have, and the receiving side updates the ref
-under a lock only when it still has that value. A claim builds a commit whose
-tree holds ``lease.json`` and pushes it with
-``--force-with-lease=refs/pm/claims/<id>:<expected>`` (empty ``expected``:
-the ref must not exist yet). Of several clones claiming at once, exactly one
-push wins; the others are rejected, read the winner's lease and report it.
-
-Nothing here touches the user's working tree, index, HEAD or branches. Lease
-objects are written with plumbing (``hash-object``, ``mktree``,
-``commit-tree``); remote leases are fetched into a private namespace,
-``refs/pm/remote-claims/*``. Every git call has a timeout and never prompts;
-an unreachable remote is a :class:`PmError` (exit 1) that suggests ``--local``.
+A claim pushes a lease commit with ``--force-with-lease`` so exactly one clone
+wins; nothing touches the working tree, index, HEAD or branches.
 """
 
 from __future__ import annotations

@@ -1,27 +1,26 @@
-"""How a :class:`~pm_core.tracker.api.Tracker` reaches its read index.
+"""How a :class:`~pm_core.tracker.api.Tracker` reaches its read index, without importing sqlite3.
 
-Kept apart from :mod:`pm_core.tracker.index.db` so importing the SDK does not
-import ``sqlite3``: a write that finds no index never opens one, and a read
-pays for the import only when it uses the index.
-
-The index is on unless ``PM_INDEX`` is ``0``/``off``/``false``/``no`` or
-settings say ``{"index": {"enabled": false}}``. Any failure to open or refresh
-it means "read the files": the index is a cache, never a gate.
+The index is on unless ``PM_INDEX`` or settings turn it off; any failure to open
+or refresh it means "read the files".
 """
 
 from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from pm_core.tracker.model.errors import PmError, UsageError
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
     from pm_core.tracker.index.db import ReadIndex
     from pm_core.tracker.model.errors import CorruptItemError
     from pm_core.tracker.model.item import Item
+    from pm_core.tracker.query.indexed import ListPage, SearchPage
+    from pm_core.tracker.query.search import Query
 
 T = TypeVar("T")
 _OFF = ("0", "off", "false", "no")
@@ -52,8 +51,6 @@ def config(tracker: Tracker) -> Any:
         settings = {}
     verify = tracker.env.get("PM_INDEX_VERIFY") or settings.get("verify") or "auto"
     if verify not in VERIFY_MODES:
-        from pm_core.tracker.model.errors import UsageError
-
         where = "PM_INDEX_VERIFY" if tracker.env.get("PM_INDEX_VERIFY") else "index.verify"
         raise UsageError(
             f"unknown index verify mode {verify!r} ({where})",
@@ -73,8 +70,6 @@ def config(tracker: Tracker) -> Any:
 def _count(settings: dict[str, Any], key: str, default: int) -> int:
     value = settings.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        from pm_core.tracker.model.errors import UsageError
-
         raise UsageError(
             f"index.{key} must be a whole number (0 or more), got {value!r}",
             hint=f"fix settings.json, or remove it for the default ({default})",
@@ -94,8 +89,6 @@ def _seconds(
         or value < 0
         or (positive and value == 0)
     ):
-        from pm_core.tracker.model.errors import UsageError
-
         raise UsageError(
             f"index.{key} must be a number of seconds ({low}), got {value!r}",
             hint=f"fix settings.json, or remove it for the default ({default:g})",
@@ -124,7 +117,6 @@ def fresh(tracker: Tracker) -> ReadIndex | None:
     import sqlite3
 
     from pm_core.tracker.index.db import IndexUnavailable
-    from pm_core.tracker.model.errors import PmError
 
     try:
         index = handle(tracker)
@@ -211,3 +203,40 @@ def after_write(tracker: Tracker, item: Item | None, op: str, path: Path | None)
         index = _HANDLES.pop(tracker, None)
         if index is not None:
             index.close()
+
+
+class IndexReads:
+    """The read index's side of :class:`pm_core.tracker.query.indexed.IndexedReads`.
+
+    Bound to one tracker. The modules behind it are imported on first use, so a
+    command that never reads through the index never imports ``sqlite3``.
+    """
+
+    def __init__(self, tracker: Tracker) -> None:
+        self._tracker = tracker
+
+    def list_page(self, **options: Any) -> ListPage | None:
+        """One page of ``pm list`` (see :func:`pm_core.tracker.index.reads.list_page`)."""
+        from pm_core.tracker.index import reads  # lazy: sqlite3 only when reading
+
+        return reads.list_page(self._tracker, **options)
+
+    def search_page(
+        self, parsed: Query, filters: Mapping[str, Sequence[str]], **options: Any
+    ) -> SearchPage | None:
+        """The best matches of ``pm search`` (see :func:`pm_core.tracker.index.reads.search_page`)."""
+        from pm_core.tracker.index import reads  # lazy: sqlite3 only when reading
+
+        return reads.search_page(self._tracker, parsed, filters, **options)
+
+    def next_items(self, **options: Any) -> dict[str, Any] | None:
+        """The ``pm next`` result (see :func:`pm_core.tracker.index.rank.next_items`)."""
+        from pm_core.tracker.index import rank  # lazy: sqlite3 only when reading
+
+        return rank.next_items(self._tracker, **options)
+
+    def context(self, **options: Any) -> dict[str, Any] | None:
+        """The ``pm context`` result (see :func:`pm_core.tracker.index.rank.context`)."""
+        from pm_core.tracker.index import rank  # lazy: sqlite3 only when reading
+
+        return rank.context(self._tracker, **options)

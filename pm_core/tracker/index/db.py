@@ -1,26 +1,7 @@
-"""The read index: a rebuildable SQLite cache of every item file, for fast reads.
+"""The read index: a rebuildable SQLite cache of every item file (``runtime/index.sqlite``).
 
-The item files stay the truth. ``runtime/index.sqlite`` (gitignored) keeps,
-per item file, its stat data (size, mtime, inode), a content digest, the
-metadata columns that list/next/context filter and sort on, the search field
-groups with an FTS5 table over their tokens, the item's edges, and the whole
-item packed so any field comes back exactly as the file holds it.
-
-:meth:`ReadIndex.refresh` brings it up to date before a read: it stats every
-item file (one ``scandir`` per type folder), compares a digest of each
-folder's listing with the one stored, and parses only the files whose stat
-changed, appeared, or were written too recently to trust their mtime. On a
-large tracker a watcher process (inotify, :mod:`pm_core.tracker.index.refresh`)
-tells it which files changed, and only those are stat-ed. Git
-checkouts, merges and hand edits are picked up the same way; deleting the
-``runtime/`` folder is always safe (the next read rebuilds, with a progress
-line on a terminal). A schema version or configuration change, or a damaged
-database, means a rebuild; anything else unexpected makes the caller fall
-back to reading files.
-
-Writes through :class:`~pm_core.tracker.api.Tracker` update the index inside
-the item lock (:meth:`ReadIndex.record_write`), so the next read does not
-even need to parse the file it just wrote.
+:class:`ReadIndex` refreshes itself from file stat data before a read and is
+updated inside the item lock on writes; ``docs/index.md`` describes what it holds.
 """
 
 from __future__ import annotations
@@ -47,9 +28,9 @@ from pm_core.tracker.index.rows import (
     unpack_item,
 )
 from pm_core.tracker.index.schema import MMAP_BYTES, STATEMENTS, VERSION_TAG
-from pm_core.tracker.model.errors import CorruptItemError, PmError
+from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, PmError
 from pm_core.tracker.model.item import Item
-from pm_core.tracker.storage.store import ITEM_SUFFIX
+from pm_core.tracker.storage.store import ITEM_SUFFIX, decode_item
 
 INDEX_FILE = "index.sqlite"
 #: A file whose mtime is this close to the moment it was indexed is re-read
@@ -256,9 +237,10 @@ class ReadIndex:
 
     def _sweep(self, folders: Sequence[str]) -> dict[str, Listing]:
         """Stat every item file of ``folders``: folder -> [(name, size, mtime_ns, inode)]."""
-        return {folder: self._sweep_folder(folder) for folder in folders}
+        return {folder: self.sweep_folder(folder) for folder in folders}
 
-    def _sweep_folder(self, folder: str) -> Listing:
+    def sweep_folder(self, folder: str) -> Listing:
+        """List one type folder with the stat data of each item file."""
         path = self.root / folder
         if not _FD_SCAN:
             return self._sweep_by_path(path)
@@ -499,11 +481,10 @@ class ReadIndex:
             elif record is not None:
                 yield path, unpack_item(record)
             else:
-                yield path, self._read_file(path)
+                yield path, self.read_file(path)
 
-    def _read_file(self, path: Path) -> Item | CorruptItemError:
-        from pm_core.tracker.model.errors import NotFoundError
-        from pm_core.tracker.storage.store import decode_item
+    def read_file(self, path: Path) -> Item | CorruptItemError:
+        """Decode the item file at ``path``, or the error that says why it is corrupt."""
 
         try:
             return decode_item(path.read_bytes(), path.relative_to(self.root).as_posix())
@@ -524,7 +505,7 @@ class ReadIndex:
                 chunk,
             ):
                 item = (
-                    unpack_item(record) if record is not None else self._read_file(self.root / rel)
+                    unpack_item(record) if record is not None else self.read_file(self.root / rel)
                 )
                 if isinstance(item, Item):
                     out[item.id] = item

@@ -1,26 +1,7 @@
 """Whole-tracker facts ``next`` and ``context`` need, kept in the index as rows.
 
-Which items have an unresolved blocker, how many open items each item
-blocks, and which items are containers (an open item somewhere below them)
-depend on other items, so computing them at read time walks every blocking
-edge and every parent link: hundreds of milliseconds at 100,000 items. The
-``derived`` table keeps them instead, one row per id with a non-zero fact.
-
-Triggers on ``entries``, ``edges`` and ``parents`` write the ids a change
-touches into ``dirty`` (both ends of a blocking edge, old and new parent,
-an owner's edges when it comes or goes). A ranking read first settles
-``dirty``: it recomputes the facts of those ids and of their neighbours,
-and walks container flags up the parent chain while they change. A large
-batch (a first build, a big checkout) or a change of the terminal statuses
-recomputes everything in a few set-based statements instead; while the
-table is stale the triggers record nothing, which keeps a first build fast.
-
-The facts are the reference's (plus whether an id has children at all, for
-the baseline order of ``next``): an unresolved blocker is a ``blocked_by``
-target that is missing or not terminal (edges of live owners); a dependent
-counts once when it is live and not terminal; a container has a live,
-non-terminal item below it (a parent cycle falls back to walking chains, as
-the reference does).
+Open blockers, open dependents and containers depend on other items; triggers mark
+the ids a change touches and a ranking read recomputes only those.
 """
 
 from __future__ import annotations

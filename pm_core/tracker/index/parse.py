@@ -1,15 +1,6 @@
 """Item files to ready-to-insert index rows, in worker processes for large batches.
 
-Parsing is most of a first build's time, so it runs in worker processes and
-hands back only plain values: each worker turns a slice of files into the
-rows of every table (``entries``, ``records``, ``edges``, ``docs``, ``fts``)
-with their row ids already assigned (a batch's ids are fixed by its place in
-the sorted file list), and sends them as one :mod:`marshal` blob, which the
-main process loads and inserts without touching each row again.
-
-Files are read through a descriptor of the tracker root (one path step per
-file) with the size the listing gave; the values come from the same functions
-the file-scan read path uses (:mod:`pm_core.tracker.index.rows`).
+Values come from the functions the file-scan path uses (:mod:`pm_core.tracker.index.rows`).
 """
 
 from __future__ import annotations
@@ -30,7 +21,8 @@ from pm_core.tracker.index.rows import (
     pack_item,
 )
 from pm_core.tracker.model.errors import CorruptItemError
-from pm_core.tracker.model.item import Item
+from pm_core.tracker.model.item import Item, ItemFormatError, item_from_record
+from pm_core.tracker.storage.store import decode_item
 
 #: Files per job handed to a worker (large: fewer round trips, still a smooth progress line).
 JOB_FILES = 1000
@@ -147,9 +139,7 @@ class Context:
 
 def parse_bytes(data: bytes, source: str) -> Item | CorruptItemError:
     """The item in one file's bytes, or the error naming what is wrong with it."""
-    from pm_core.tracker.model.item import ItemFormatError, item_from_record
     from pm_core.tracker.storage.fastread import read_record
-    from pm_core.tracker.storage.store import decode_item
 
     try:
         record = None

@@ -1,14 +1,8 @@
 """``pm next`` and ``pm context`` (brief) answered from the read index.
 
-:mod:`pm_core.tracker.query.ranking` is the reference: it builds a view of every
-item and ranks in Python. Here SQLite does the whole-pool work: the
-candidate pool in baseline order, each candidate's relevance with the
-reference's arithmetic (same signals, weights, float operations and order of
-summation, rounded by Python's own ``round``), the buckets and their counts.
-Blockers, dependents and containers come from the ``derived`` table
-(:mod:`pm_core.tracker.index.derived`). Python sees only the rows shown; the
-reference's own row and reason builders format them from a small view.
-``tests/unit/test_index.py`` checks both paths give equal results.
+SQLite builds the pool and scores it with the reference's arithmetic
+(:mod:`pm_core.tracker.query.ranking`, whose rule tables it reads); Python
+formats only the rows shown.
 """
 
 from __future__ import annotations
@@ -17,8 +11,12 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from pm_core.tracker.index import access as indexing
 from pm_core.tracker.index.schema import HIGH_TYPES_SQL
 from pm_core.tracker.index.source import Source
+from pm_core.tracker.model.errors import NotFoundError
+from pm_core.tracker.query.ranking import SIGNAL_WEIGHTS, context_result, next_result, row
+from pm_core.tracker.storage.session import focus_id
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
@@ -104,7 +102,6 @@ def _total_sql(signals: Sequence[Signal]) -> tuple[str, list[Any], float]:
     Weights are bound as parameters (never printed and parsed back), so every
     operand is the very float the reference multiplies by.
     """
-    from pm_core.tracker.query.ranking import SIGNAL_WEIGHTS
 
     total = "0.0"
     weight = 0.0
@@ -218,7 +215,6 @@ class _Work:
     """The work pool of ``next`` and ``context``: active or blocked leaves, under a parent."""
 
     def __init__(self, tracker: Tracker, source: Source, parent: str | None) -> None:
-        from pm_core.tracker.ops.focus import focus_id
 
         self.source = source
         self.parent_id = _require_parent(tracker, source, parent)
@@ -252,7 +248,6 @@ class _Work:
 def _require_parent(tracker: Tracker, source: Source, parent: str | None) -> str | None:
     if not parent:
         return None
-    from pm_core.tracker.model.errors import NotFoundError
 
     parent_id = tracker.normalize_id(parent)
     if not source.is_live(parent_id):
@@ -320,7 +315,6 @@ def beside(source: Source, work: Callable[[Source], T]) -> Callable[[], T]:
 
 def _formatter(source: Source, shown: Iterable[str], focus: str | None) -> Any:
     """A view of the shown ids, and a function turning ids into the reference's dicts."""
-    from pm_core.tracker.query.ranking import row
 
     view = source.view_for(shown, focus)
 
@@ -344,8 +338,6 @@ def next_items(
     now: datetime,
 ) -> dict[str, Any] | None:
     """``ranking.next_items`` from the index; None when the index cannot answer."""
-    from pm_core.tracker.index import access as indexing
-    from pm_core.tracker.query.ranking import next_result
 
     def compute(index: ReadIndex) -> dict[str, Any]:
         with Source(tracker, index, now) as source:
@@ -401,9 +393,9 @@ def context(
     """
     if depth != "brief" or section is not None:
         return None
-    from pm_core.tracker.index import access as indexing
+
+    # Lazy: only ``context`` needs the sections, and ``next`` starts without them.
     from pm_core.tracker.query import sections as sec
-    from pm_core.tracker.query.ranking import context_result
 
     def compute(index: ReadIndex) -> dict[str, Any]:
         with Source(tracker, index, now) as source:

@@ -1,11 +1,7 @@
 """``pm list`` and ``pm search`` answered from the read index.
 
-The reference implementations (:mod:`pm_core.tracker.query.listing`,
-:mod:`pm_core.tracker.query.search`) scan every item. Here SQL filters, sorts and
-pages for ``list``; for ``search``, the FTS5 vocabulary narrows the documents
-to those that can match and the reference scorers rank them, so scores,
-matched fields and order are the same. Each function returns ``None`` when the
-index cannot answer, and the caller scans files as before.
+Give the answers of :mod:`pm_core.tracker.query.listing` and
+:mod:`pm_core.tracker.query.search`, or ``None`` when the index cannot answer.
 """
 
 from __future__ import annotations
@@ -14,8 +10,11 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.index import access as indexing
 from pm_core.tracker.index.rows import GROUPS, doc_tokens
 from pm_core.tracker.index.score import PARALLEL_ROWS
+from pm_core.tracker.model.item import Item, normalize_priority, normalize_status
+from pm_core.tracker.storage.workspace import tracker_relpath
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -80,7 +79,6 @@ def list_page(
     is then ``(count, bytes)`` of the page's rows left unbuilt, their compact
     JSON size with a comma each (None when every row was built).
     """
-    from pm_core.tracker.index import access as indexing
 
     offset = indexing.bounded(offset)
     limit = None if limit is None else indexing.bounded(limit)
@@ -224,19 +222,17 @@ def _field_rows(
     index: ReadIndex, rows: Sequence[Sequence[Any]], fields: tuple[str, ...]
 ) -> list[dict[str, Any]]:
     from pm_core.tracker.index.rows import unpack_item
-    from pm_core.tracker.model.item import Item
-    from pm_core.tracker.query.listing import _row
+    from pm_core.tracker.query.listing import item_row  # lazy: ``pm search`` never needs it
 
     out: list[dict[str, Any]] = []
     for record, parent, rel in rows:
-        item = unpack_item(record) if record is not None else index._read_file(index.root / rel)
+        item = unpack_item(record) if record is not None else index.read_file(index.root / rel)
         if isinstance(item, Item):
-            out.append(_row(item, fields, parent))
+            out.append(item_row(item, fields, parent))
     return out
 
 
 def _corrupt(tracker: Tracker, index: ReadIndex) -> list[str]:
-    from pm_core.tracker.storage.workspace import tracker_relpath
 
     return [tracker_relpath(tracker.root, path) for path, _ in index.corrupt()]
 
@@ -262,7 +258,6 @@ def search_page(
     ``filters`` must already have passed the reference's validation. From
     ``parallel_rows`` candidates on, keyword scores are taken in two threads.
     """
-    from pm_core.tracker.index import access as indexing
 
     limit = indexing.bounded(limit)
 
@@ -320,7 +315,6 @@ def _search_filters(
     tracker: Tracker, filters: Mapping[str, Sequence[str]], include_terminal: bool
 ) -> tuple[str, list[Any]]:
     """SQL for the reference's filter predicate (values normalized the same way)."""
-    from pm_core.tracker.model.item import normalize_priority, normalize_status
 
     schema = tracker.schema
     statuses = sorted({normalize_status(s, schema.status_names) for s in filters.get("status", ())})

@@ -1,20 +1,7 @@
 """Refreshing the read index from the watcher's list of changed files (``verify: watch``).
 
-The index stores a token of the tracker's watcher (:mod:`pm_core.tracker.index.watch.daemon`)
-in its ``meta`` table: every row is at least as new as the files were when
-the watcher issued that token, and any change made after it is in the
-watcher's log. A refresh asks the watcher what changed since the stored
-token and stats only those files (plus every file of a folder the watcher
-reports as "full", and the racy files); when the watcher answers "full" or
-does not answer, the caller lists every file instead, with a token taken
-*before* that listing, so a change during it shows up next time.
-
-Several processes share the index. Rows are written and the token stored in
-one ``BEGIN IMMEDIATE`` transaction, and a refresh that finds a token of the
-same watcher at or past its own already stored there applies nothing: the
-rows are then at least as new as what it read, and writing its (older)
-stats under the newer token could hide a change. Any trouble with the
-watcher means a full listing for that read: never a stale answer.
+Stats only what the watcher reports since the stored token; any trouble with the
+watcher means a full listing for that read, never a stale answer.
 """
 
 from __future__ import annotations
@@ -28,6 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.index import access as indexing
+from pm_core.tracker.index.db import INDEX_FILE, RefreshStats
 from pm_core.tracker.storage.store import ITEM_SUFFIX
 
 if TYPE_CHECKING:
@@ -139,7 +128,7 @@ class WatchRefresh:
         for rel in racy:
             if rel not in current:
                 current[rel] = _stat(index.root / rel)
-        listings = {folder: index._sweep_folder(folder) for folder in whole}
+        listings = {folder: index.sweep_folder(folder) for folder in whole}
         for folder, listing in listings.items():
             for name, size, mtime, ino in listing:
                 current[f"{folder}/{name}"] = (size, mtime, ino)
@@ -206,16 +195,16 @@ class WatchRefresh:
                         removes[rid] = rel
             # Writer internals (this module is its partner for path-wise updates):
             # racy files are re-read by content, then rows replaced and derived state kept.
-            writer._recheck_racy(racy, parses, _as_sweep(current))
+            writer.recheck_racy(racy, parses, _as_sweep(current))
             if parses:
-                removes.update(dict.fromkeys(writer._rids_of(list(parses)), ""))
+                removes.update(dict.fromkeys(writer.rids_of(list(parses)), ""))
             writer.bulk = len(parses) + len(removes) >= BULK_MIN
-            writer._remove(sorted(removes))
-            writer._parse_and_store(parses)
+            writer.remove_rows(sorted(removes))
+            writer.parse_and_store(parses)
             if writer.bulk:
-                writer._derive_all()
+                writer.derive_all()
             else:
-                writer._derive(writer.touched_ids)
+                writer.derive(writer.touched_ids)
             # A folder's stored listing digest no longer describes its rows: a later
             # full listing compares that folder file by file.
             touched = {rel.partition("/")[0] for rel in (*parses, *removes.values()) if rel}
@@ -279,7 +268,6 @@ def _as_sweep(current: dict[str, Stat | None]) -> dict[str, Listing]:
 
 
 def _stats(files: int, parsed: int, removed: int, corrupt: int, started: float) -> RefreshStats:
-    from pm_core.tracker.index.db import RefreshStats
 
     return RefreshStats(
         files, parsed, removed, corrupt, False, time.perf_counter() - started, verify="watch"
@@ -300,8 +288,6 @@ __all__ = [
 
 def status(tracker: Tracker) -> dict[str, Any]:
     """The read index and its watcher, for ``pm index status``."""
-    from pm_core.tracker.index import access as indexing
-    from pm_core.tracker.index.db import INDEX_FILE
     from pm_core.tracker.index.watch import client as watchclient
 
     config = indexing.config(tracker)

@@ -1,12 +1,7 @@
 """What the read index stores for one item, derived from the item alone.
 
-Every value here is computed by the same functions the file-scan read path
-uses (``ranking._epoch``, ``search.document_for``, the edge rules of
-:func:`pm_core.tracker.query.view.collect_edges`), so a query over these rows gives
-the answer a scan of the files would.
-
-The whole item is kept as well (:func:`pack_item`), so any field a reader
-asks for comes back exactly as the file holds it.
+Uses the functions of the file-scan path, so a query over these rows gives the
+answer a scan of the files would.
 """
 
 from __future__ import annotations

@@ -1,18 +1,4 @@
-"""Keyword scores in SQL, bit-identical to :func:`search.keyword_score`.
-
-Two ways to write the score. The general one keeps one column per token and
-field group and adds the terms in the reference's order, so every double
-rounds as Python's does. When every weight and bonus is a positive integer
-(the defaults), each partial sum is an exact integer in a double and the
-order of additions cannot change the result: a token then needs one
-weighted sum over its groups, and "the token was found" is that sum being
-above zero.
-
-A large candidate set is scored in two halves on two read-only connections
-to the same database file, one per thread (SQLite runs a statement without
-Python's global lock). Each half yields its best rows and its count; the
-merge orders them as one statement would.
-"""
+"""Keyword scores in SQL, bit-identical to :func:`pm_core.tracker.query.search.keyword_score`."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """Read-index queries for ``next`` and ``context``: candidates, structure, presentation.
 
-A :class:`Source` answers, with SQL over the index, what the reference
-(:mod:`pm_core.tracker.query.ranking` over a :class:`~pm_core.tracker.query.view.TrackerView`)
-computes by walking every item: which ids are containers, the candidate pool
-in baseline order, unresolved blockers and dependents, hop distances around
-the focus, counts and the agenda; and it builds the small view the
-reference's row and reason builders need for the rows shown.
+Answers with SQL what :mod:`pm_core.tracker.query.ranking` computes by walking a
+:class:`~pm_core.tracker.query.view.TrackerView`.
 """
 
 from __future__ import annotations
@@ -17,6 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.claims.leases import ClaimsConfig, holder_overrides, read_cache
+from pm_core.tracker.index.derived import Derived
 from pm_core.tracker.model.item import Item
 from pm_core.tracker.model.order import (
     HIGH_LEVEL_TYPES,
@@ -25,7 +23,9 @@ from pm_core.tracker.model.order import (
     baseline_sql,
     status_rank_sql,
 )
+from pm_core.tracker.query.ranking import deadline_pressure_of
 from pm_core.tracker.query.view import TrackerView
+from pm_core.tracker.storage.workspace import tracker_relpath
 
 if TYPE_CHECKING:
     import sqlite3
@@ -86,13 +86,11 @@ class Source:
         self._temps: list[str] = []
 
     def __enter__(self) -> Source:
-        from pm_core.tracker.index.derived import Derived
-        from pm_core.tracker.query.ranking import _deadline_pressure
 
         if self._settles:
             Derived(self.db, self.terminal).ensure()
         now = self.now
-        self.db.create_function("pm_deadline_pressure", 1, lambda d: _deadline_pressure(d, now))
+        self.db.create_function("pm_deadline_pressure", 1, lambda d: deadline_pressure_of(d, now))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -253,7 +251,6 @@ class Source:
         Only a row held with an expiry, or one with a cached lease, can change,
         so only those go through the leases module.
         """
-        from pm_core.tracker.claims.leases import ClaimsConfig, holder_overrides, read_cache
 
         try:
             remote = ClaimsConfig.from_settings(self.tracker.settings).is_remote
@@ -298,7 +295,6 @@ class Source:
 
     def view_for(self, ids: Iterable[str], focus: str | None) -> TrackerView:
         """A view holding the shown items and what their rows mention."""
-        from pm_core.tracker.claims.leases import holder_overrides
 
         shown = sorted(set(ids) | ({focus} if focus else set()))
         blockers = {i: self._ordered(i, "source", "target") for i in shown}
@@ -344,7 +340,6 @@ class Source:
 
     def corrupt_paths(self) -> list[str]:
         """Unreadable files as users see their paths, in scan order."""
-        from pm_core.tracker.storage.workspace import tracker_relpath
 
         return [tracker_relpath(self.tracker.root, path) for path, _ in self.index.corrupt()]
 

@@ -1,18 +1,7 @@
 """Applying file changes to the read index, inside one write transaction.
 
-A :class:`Writer` removes the rows of vanished or changed files, parses the
-new and changed ones (in worker processes when there are many), and then
-re-derives what depends on more than one file:
-
-* ``live``: when several files hold the same id, the first in scan order
-  (type folders in schema order, then file name) is the item, as in a file scan;
-* ``docs`` and the FTS5 index hold the live items only;
-* ``parents``: each id's canonical parent (the ``parent`` field first, then
-  ``parent``/``child`` dependencies by owner id and position);
-* ``hier_cycle``: ids on a parent cycle (readers then use the exact slow path).
-
-Few changes are handled row by row; many (a rebuild, a large checkout) are
-re-derived in bulk.
+A :class:`Writer` drops rows of vanished or changed files, parses new ones, then
+re-derives what spans files (live ids, documents, parents, parent cycles).
 """
 
 from __future__ import annotations
@@ -24,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.index.db import PARALLEL_MIN, RACY_NS
 from pm_core.tracker.index.derived import STALE_GUARD
 from pm_core.tracker.index.parse import Context, Rows
 from pm_core.tracker.index.rows import (
@@ -155,14 +145,14 @@ class Writer:
                 if prev is None or prev[:3] != (size, mtime, ino):
                     parses[f"{folder}/{name}"] = (size, mtime, ino)
             removes.extend(prev[3] for prev in old.values())
-        self._recheck_racy(racy, parses, sweep)
+        self.recheck_racy(racy, parses, sweep)
         # Changed files are replaced: their old rows go, new rows come.
         if parses:
-            removes.extend(self._rids_of(list(parses)))
+            removes.extend(self.rids_of(list(parses)))
         self.bulk = reorder or not digests or len(parses) + len(removes) >= BULK_MIN
         if row is None:
             self.bulk = True
-        self._remove(sorted(set(removes)))
+        self.remove_rows(sorted(set(removes)))
         # Filling an empty index: build the secondary indexes once, after the rows.
         empty = self.bulk and db.execute("SELECT 1 FROM entries LIMIT 1").fetchone() is None
         inert = self._inert_triggers() if empty else ()
@@ -176,16 +166,16 @@ class Writer:
             db.execute(f"DROP TRIGGER IF EXISTS {name}")
         try:
             try:
-                self._parse_and_store(parses)
+                self.parse_and_store(parses)
             finally:
                 if empty:
                     for _, create in SECONDARY_INDEXES:
                         db.execute(create)
                     db.execute(f"INSERT INTO fts(fts, rank) VALUES ('automerge', {FTS_AUTOMERGE})")
             if self.bulk:
-                self._derive_all()
+                self.derive_all()
             else:
-                self._derive(self.touched_ids)
+                self.derive(self.touched_ids)
         finally:
             for _, create in inert:
                 db.execute(create)
@@ -211,7 +201,7 @@ class Writer:
             return ()
         return GUARDED_TRIGGERS
 
-    def _recheck_racy(
+    def recheck_racy(
         self,
         racy: Sequence[str],
         parses: dict[str, tuple[int, int, int]],
@@ -242,11 +232,11 @@ class Writer:
     @staticmethod
     def index_racy_ns() -> int:
         """How recent an mtime must be for its file to count as racy."""
-        from pm_core.tracker.index.db import RACY_NS
 
         return RACY_NS
 
-    def _rids_of(self, rels: Sequence[str]) -> list[int]:
+    def rids_of(self, rels: Sequence[str]) -> list[int]:
+        """The row ids of the files ``rels`` (relative paths), in batches."""
         out: list[int] = []
         for start in range(0, len(rels), 500):
             chunk = rels[start : start + 500]
@@ -259,7 +249,7 @@ class Writer:
 
     # ------------------------------------------------------------ rows
 
-    def _remove(self, rids: Sequence[int]) -> None:
+    def remove_rows(self, rids: Sequence[int]) -> None:
         """Delete rows (and, row by row, their FTS entries and parent sources)."""
         if not rids:
             return
@@ -281,10 +271,10 @@ class Writer:
             db.execute(f"DELETE FROM entries WHERE rid IN ({marks})", chunk)
             db.executemany("DELETE FROM racy WHERE path = ?", [(r[3],) for r in rows])
 
-    def _parse_and_store(self, parses: dict[str, tuple[int, int, int]]) -> None:
+    def parse_and_store(self, parses: dict[str, tuple[int, int, int]]) -> None:
+        """Parse the files ``parses`` names (path -> stat triple) and insert their rows."""
         if not parses:
             return
-        from pm_core.tracker.index.db import PARALLEL_MIN
         from pm_core.tracker.index.parse import parsed_batches
 
         rels = sorted(parses)
@@ -345,8 +335,8 @@ class Writer:
 
     def record_one(self, rel: str, item: Item | None) -> None:
         """Replace one file's row with what the SDK just wrote (``None``: removed)."""
-        rids = self._rids_of([rel])
-        self._remove(rids)
+        rids = self.rids_of([rel])
+        self.remove_rows(rids)
         # The folder's stored listing digest no longer describes the rows: the
         # next refresh compares that folder file by file (no parsing needed).
         self.db.execute("DELETE FROM folders WHERE folder = ?", (rel.partition("/")[0],))
@@ -364,7 +354,7 @@ class Writer:
                 rows = Rows()
                 rows.add(self._take_rids(1), rel, stat, digest16(data), item, self._context())
                 self._store_rows(rows)
-        self._derive(self.touched_ids)
+        self.derive(self.touched_ids)
 
     # ------------------------------------------------------------ derived state
 
@@ -409,7 +399,7 @@ class Writer:
             return None
         return doc_values(unpack_item(row[0]), self.searchable)
 
-    def _derive(self, ids: set[str]) -> None:
+    def derive(self, ids: set[str]) -> None:
         """Re-pick the live file of each id; keep docs, FTS and parents in step."""
         db = self.db
         for item_id in sorted(ids):
@@ -479,7 +469,7 @@ class Writer:
             "INSERT OR IGNORE INTO hier_cycle(node) VALUES (?)", [(n,) for n in sorted(on_cycle)]
         )
 
-    def _derive_all(self) -> None:
+    def derive_all(self) -> None:
         """Bulk re-derivation: live flags, docs, FTS, parents and cycles."""
         db = self.db
         # Rows went in live when readable; only ids with several files (or a

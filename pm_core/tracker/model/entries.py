@@ -1,10 +1,7 @@
 """Typed shapes of the entries inside an item's collections, checked with cattrs.
 
-Item files keep nested entries as plain mappings so keys this version does not
-know survive a round trip. ``pm validate`` structures every entry into the
-attrs class below with a cattrs converter, so a malformed entry is reported
-with its field, index and the exact problem. cattrs is imported only here
-(it costs ~190 ms at start-up, far too much for every command).
+Only ``pm validate`` structures entries (so a malformed one is reported with field
+and index); cattrs is imported only here because it is slow to import.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ One place for the rules, so the CLI and the MCP tools cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.model.clock import now_iso, resolve_when
 from pm_core.tracker.model.errors import UsageError
@@ -18,7 +18,10 @@ from pm_core.tracker.model.item import (
     normalize_status,
     normalize_tags,
 )
-from pm_core.tracker.storage.workspace import Schema
+
+if TYPE_CHECKING:
+    # Only a type: the schema is loaded by storage and handed in.
+    from pm_core.tracker.storage.workspace import Schema
 
 #: Fields a user may set through create/update (lifecycle stamps are the SDK's).
 SETTABLE: frozenset[str] = frozenset(FIELD_ORDER) - {
@@ -243,8 +246,3 @@ def coerce_fields(
             )
         out[key] = coerce_field(key, value, schema, author)
     return out
-
-
-def split_csv(values: Iterable[str]) -> list[str]:
-    """Flatten repeated and comma-separated values."""
-    return [p.strip() for v in values for p in v.split(",") if p.strip()]

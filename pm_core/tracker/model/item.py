@@ -1,10 +1,7 @@
 """The item model: every field of the on-disk format, in its canonical order.
 
-An :class:`Item` is a slotted class with one attribute per known field. Custom
-fields (declared in ``schema/fields.json``) and keys this version does not know
-live in ``extra`` and are written back where they were, never dropped. Nested
-collection entries (dependencies, comments, ...) stay plain mappings so unknown
-nested keys survive a round trip too.
+Custom fields and unknown keys live in ``extra`` and are written back where they
+were; nested entries stay plain mappings so unknown nested keys survive too.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """The baseline order of work items, as Python constants and as SQL.
 
-``next`` and ``context`` rank candidates, and ties keep this order: status
-(in progress, open, blocked, draft; any other status sorts with open), then
-priority, then explicit order (items without one last), then deadline
-(items without one last), then most recently updated, then id. The read
-index keeps an index in exactly this order (:data:`BASELINE_SQL`), so a pool
-comes out sorted without a sort.
+Ties in ``next`` and ``context`` keep this order; the read index keeps an SQL
+index in it (:data:`BASELINE_SQL`).
 """
 
 from __future__ import annotations

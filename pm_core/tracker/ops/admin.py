@@ -1,9 +1,7 @@
 """Workspace administration: settings, schema, the machine contract, events.
 
-Settings and schema changes are written atomically under the ``_workspace``
-lock and recorded in ``history/_workspace.jsonl`` with the same entry shape
-as item history (a JSON patch of the file with before/after hashes), so
-they are reviewable and replayable like item changes.
+Settings and schema changes are atomic under the ``_workspace`` lock and recorded
+in ``history/_workspace.jsonl`` like item changes.
 """
 
 from __future__ import annotations
@@ -19,7 +17,26 @@ from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.model.clock import format_iso, now_iso, parse_iso
 from pm_core.tracker.model.errors import ConflictError, NoEffectError, NotFoundError, UsageError
+from pm_core.tracker.model.item import (
+    BUILTIN_TYPES,
+    COLLECTION_FIELDS,
+    DEPENDENCY_ALIASES,
+    DEPENDENCY_KINDS,
+    FIELD_ORDER,
+    KNOWN_FIELDS,
+    PRIORITY_NAMES,
+    REQUIRED_ALWAYS,
+)
 from pm_core.tracker.storage import history as hist
+from pm_core.tracker.storage.locks import item_lock
+from pm_core.tracker.storage.workspace import (
+    DEFAULT_SETTINGS,
+    FIELD_COMMANDS,
+    FIELD_TYPES,
+    normalize_prefix,
+    type_folder,
+    write_json,
+)
 
 if TYPE_CHECKING:
     from pm_core.contracts import CommandSpec
@@ -73,7 +90,6 @@ def _record(tracker: Tracker, op: str, target: str, before: Any, after: Any, **e
 
 
 def _workspace_lock(tracker: Tracker) -> Any:
-    from pm_core.tracker.storage.locks import item_lock
 
     locks = tracker.settings.get("locks", {})
     return item_lock(
@@ -141,7 +157,6 @@ def parse_value(raw: Any) -> Any:
 
 def _check_setting(key: str, value: Any) -> Any:
     """Validate known settings; returns the value to store."""
-    from pm_core.tracker.storage.workspace import normalize_prefix
 
     def need(ok: bool, expected: str) -> None:
         if not ok:
@@ -189,7 +204,6 @@ def config_list(tracker: Tracker) -> dict[str, Any]:
 
 def config_set(tracker: Tracker, key: str, value: Any) -> dict[str, Any]:
     """Set one setting (value parsed as JSON when it parses); recorded in workspace history."""
-    from pm_core.tracker.storage.workspace import DEFAULT_SETTINGS, write_json
 
     parts = _split_key(key)
     stored = _check_setting(key, parse_value(value))
@@ -223,7 +237,6 @@ def config_set(tracker: Tracker, key: str, value: Any) -> dict[str, Any]:
 
 def config_unset(tracker: Tracker, key: str) -> dict[str, Any]:
     """Remove a setting from the file (its default applies again)."""
-    from pm_core.tracker.storage.workspace import write_json
 
     parts = _split_key(key)
     path = tracker.root / "settings.json"
@@ -248,7 +261,6 @@ def config_unset(tracker: Tracker, key: str) -> dict[str, Any]:
 
 def schema_list(tracker: Tracker) -> dict[str, Any]:
     """Types, statuses (with roles), custom fields and workflows."""
-    from pm_core.tracker.model.item import BUILTIN_TYPES
 
     schema = tracker.schema
     return {
@@ -297,7 +309,6 @@ def schema_add(tracker: Tracker, kind: str, name: str, **options: Any) -> dict[s
 def _append_definition(
     tracker: Tracker, file: str, list_key: str, definition: dict[str, Any]
 ) -> None:
-    from pm_core.tracker.storage.workspace import write_json
 
     path = tracker.root / "schema" / file
     with _workspace_lock(tracker):
@@ -336,7 +347,6 @@ def schema_add_type(
     description: str = "",
 ) -> dict[str, Any]:
     """Add an item type (its folder defaults to the lowercase plural)."""
-    from pm_core.tracker.storage.workspace import type_folder
 
     clean = name.strip()
     if not _TYPE_NAME.match(clean):
@@ -414,8 +424,6 @@ def schema_add_field(
     description: str = "",
 ) -> dict[str, Any]:
     """Declare a custom field and the commands that accept it."""
-    from pm_core.tracker.model.item import KNOWN_FIELDS
-    from pm_core.tracker.storage.workspace import FIELD_COMMANDS, FIELD_TYPES
 
     key = name.strip()
     if not _LOWER_NAME.match(key):
@@ -453,14 +461,6 @@ def contracts(tracker: Tracker, *, commands: Sequence[CommandSpec] | None = None
     out: they are callable, never advertised.
     """
     from pm_core.capabilities import builtin_commands
-    from pm_core.tracker.model.item import (
-        COLLECTION_FIELDS,
-        DEPENDENCY_ALIASES,
-        DEPENDENCY_KINDS,
-        FIELD_ORDER,
-        PRIORITY_NAMES,
-        REQUIRED_ALWAYS,
-    )
 
     specs = [
         c

@@ -1,11 +1,7 @@
 """Test commands linked to items, and their recorded runs.
 
-``tests`` entries are ``{command, scope, timeout_seconds, note?}``. A run
-executes each linked command through the shell in the repository root,
-bounded by its timeout, and records one ``test_runs`` entry per command on
-the item (op ``test_run_track``) through :meth:`Tracker.edit`. Output is
-returned (its last 2,000 characters) but not stored in the item file, which
-stays small and reviewable.
+Each linked command runs through the shell under its timeout; one ``test_runs``
+entry per command is recorded through :meth:`Tracker.edit`.
 """
 
 from __future__ import annotations

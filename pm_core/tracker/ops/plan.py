@@ -1,11 +1,7 @@
 """Plans: an item of type Plan holding ordered steps and the decisions taken.
 
-Fields on the item: ``plan_status`` (draft, active, completed — derived from
-the steps on every change), ``plan_steps`` ``[{id: "s1", title, status,
-depends_on?, note?}]`` with status pending, in_progress, done or skipped,
-and ``plan_decisions`` ``[{created_at, author, text}]``. Every change goes
-through :meth:`Tracker.edit`, so it is locked and recorded in history with a
-``plan_*`` op.
+Every change goes through :meth:`Tracker.edit` with a ``plan_*`` op; ``plan_status``
+is derived from the steps.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """Token ceilings for command output: shrink a payload instead of flooding.
 
-A reader (agent or human) asked for a result, not for 40,000 tokens of it. When
-an encoded payload would exceed its ceiling, :func:`fit` degrades it step by
-step (full → compact → brief → summary → counts) and says so in an explicit
-``omitted`` receipt naming how to get the rest. Tokens are estimated as
-``ceil(bytes / 4)`` of the encoded output.
-
-The adapters pass a ``measure`` callable for their wire format (TOON or JSON);
-the rules of what to drop first live here so the CLI and MCP agree.
+:func:`fit` degrades an over-budget payload step by step and names what it left
+out; :func:`estimate_tokens` is the one token estimate.
 """
 
 from __future__ import annotations

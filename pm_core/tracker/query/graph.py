@@ -1,9 +1,6 @@
 """``pm graph`` and ``pm deps``: bounded, read-only analyses of the item graph.
 
-Every answer is counts-first and bounded (depth, nodes, edges); when a bound
-cuts the walk, ``truncated`` says so. Edges are reported in canonical
-direction (see :mod:`pm_core.tracker.query.view`): ``child -> parent`` for
-hierarchy, ``waiter -> blocker`` for blocking.
+Counts first, bounded by depth, nodes and edges, with ``truncated`` when a bound cuts.
 """
 
 from __future__ import annotations

@@ -163,12 +163,9 @@ def _list(
     row_fields = _row_fields(tracker, fields)
     with_terminal = include_terminal or bool(statuses & schema.terminal_statuses)
 
-    from pm_core.tracker.index import reads as indexed
-
     page = None
     if not custom:
-        page = indexed.list_page(
-            tracker,
+        page = tracker.index_reads.list_page(
             statuses=statuses,
             types=types,
             priorities=priorities,
@@ -286,7 +283,7 @@ def _scan_page(
     matched.sort(key=SORTS[sort])
     total = len(matched)
     page = matched[offset:] if limit is None else matched[offset : offset + limit]
-    rows = [_row(item, row_fields, view.parent_of.get(item.id)) for item in page]
+    rows = [item_row(item, row_fields, view.parent_of.get(item.id)) for item in page]
     return rows, total, [view.relpath(path) for path, _ in view.corrupt]
 
 
@@ -313,7 +310,8 @@ def _row_fields(tracker: Tracker, fields: Sequence[str] | None) -> tuple[str, ..
     return tuple(dict.fromkeys(["id", *names]))
 
 
-def _row(item: Item, fields: tuple[str, ...] | None, parent: str | None) -> dict[str, Any]:
+def item_row(item: Item, fields: tuple[str, ...] | None, parent: str | None) -> dict[str, Any]:
+    """One ``pm list`` row: ``fields`` of ``item`` (the default columns when None)."""
     if fields is None:
         row: dict[str, Any] = {}
         for key in DEFAULT_ROW_FIELDS:

@@ -1,20 +1,7 @@
 """``pm next`` and ``pm context``: readiness, a baseline order, weighted relevance.
 
-The pipeline, shared by both commands:
-
-1. Candidates are non-terminal items whose status has the active or blocked
-   role (drafts wait for triage), optionally inside one parent's subtree.
-2. Containers (items with any non-terminal descendant) are skipped: the
-   work is in their leaves.
-3. A leaf is *ready* when its status is not a blocked one and every blocker
-   is terminal; otherwise *blocked*. Decisions go to ``decision_needed``;
-   items claimed by someone else go to ``held_by_others``.
-4. Baseline order: leaves before completed containers, status rank
-   (in_progress, open, blocked, draft), priority, ``order``, deadline,
-   most recently updated, id.
-5. Relevance: a weighted mean of the signals that carry information for the
-   pool (:data:`SIGNAL_WEIGHTS`); unavailable signals leave both numerator
-   and denominator. Ties keep the baseline order.
+The reference implementation over a :class:`~pm_core.tracker.query.view.TrackerView`;
+the read index answers the same from SQL (:mod:`pm_core.tracker.index.rank`).
 """
 
 from __future__ import annotations
@@ -24,10 +11,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.model.clock import epoch, parse_iso
+from pm_core.tracker.model.errors import NotFoundError, UsageError
 from pm_core.tracker.model.item import PRIORITY_NAMES, RISK_VALUES, Item
 from pm_core.tracker.model.order import HIGH_LEVEL_TYPES, STATUS_RANK
 from pm_core.tracker.query.shrink import check_budget, drop_key_in_rows, fit_to_budget, pop_last
 from pm_core.tracker.query.view import TrackerView, build_view
+from pm_core.tracker.storage.session import focus_id
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
@@ -222,7 +211,7 @@ def compute_signals(
     if any(risk.values()):
         out["risk_pressure"] = risk
     if any(i.deadline for i in ordered):
-        out["deadline_pressure"] = {i.id: _deadline_pressure(i.deadline, now) for i in ordered}
+        out["deadline_pressure"] = {i.id: deadline_pressure_of(i.deadline, now) for i in ordered}
     affinity = {i.id: 1.0 if me in (i.author, i.reviewer) else 0.0 for i in ordered}
     if any(affinity.values()):
         out["author_affinity"] = affinity
@@ -244,7 +233,8 @@ def _unblocks(view: TrackerView, item_id: str) -> int:
     return count
 
 
-def _deadline_pressure(deadline: str | None, now: datetime) -> float:
+def deadline_pressure_of(deadline: str | None, now: datetime) -> float:
+    """The ``deadline_pressure`` signal of one deadline at ``now`` (0 without one)."""
     if not deadline:
         return 0.0
     try:
@@ -285,7 +275,7 @@ def reasons_for(view: TrackerView, item: Item, *, focus: str | None, now: dateti
     name = PRIORITY_NAMES[item.priority] if 0 <= item.priority < len(PRIORITY_NAMES) else "?"
     out.append(f"priority {item.priority} ({name})")
     if item.deadline:
-        pressure = _deadline_pressure(item.deadline, now)
+        pressure = deadline_pressure_of(item.deadline, now)
         out.append(f"overdue since {item.deadline}" if pressure >= 1 else f"due {item.deadline}")
     blockers = view.blockers.get(item.id, [])
     unresolved = view.unresolved_blockers(item.id)
@@ -359,17 +349,12 @@ def next_items(
     budget (``max(192, limit*128)`` unless given): reasons go first, then rows,
     each cut named in ``omissions``.
     """
-    from pm_core.tracker.model.errors import UsageError
-    from pm_core.tracker.ops.focus import focus_id
 
     if limit < 1:
         raise UsageError(f"limit must be at least 1, got {limit}")
     check_budget(token_budget)
     moment = now or datetime.now(UTC)
-    from pm_core.tracker.index import rank as indexrank
-
-    indexed = indexrank.next_items(
-        tracker,
+    indexed = tracker.index_reads.next_items(
         limit=limit,
         parent=parent,
         ready_only=ready_only,
@@ -467,7 +452,6 @@ def next_result(
 def _require_parent(tracker: Tracker, view: TrackerView, parent: str | None) -> str | None:
     if not parent:
         return None
-    from pm_core.tracker.model.errors import NotFoundError
 
     parent_id = tracker.normalize_id(parent)
     if parent_id not in view.by_id:
@@ -497,8 +481,6 @@ def context(
     any depth. Over budget, sections go first, then reasons, then rows, each
     named in ``omissions``.
     """
-    from pm_core.tracker.model.errors import UsageError
-    from pm_core.tracker.ops.focus import focus_id
     from pm_core.tracker.query import sections as sec
 
     if depth not in DEPTHS:
@@ -511,10 +493,7 @@ def context(
         )
     check_budget(token_budget)
     moment = now or datetime.now(UTC)
-    from pm_core.tracker.index import rank as indexrank
-
-    indexed = indexrank.context(
-        tracker,
+    indexed = tracker.index_reads.context(
         depth=depth,
         limit=limit,
         parent=parent,

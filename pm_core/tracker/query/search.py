@@ -1,9 +1,7 @@
 """``pm search``: weighted keyword scoring, BM25, and a blend of the two.
 
-The scorers are pure functions over :class:`SearchDoc` values, so a
-pre-built index (the SQLite FTS5 cache) can feed them candidates and corpus
-statistics without loading item files. :func:`search` is the tracker-facing
-entry point: it parses inline filters, builds the documents and ranks.
+The scorers are pure functions over :class:`SearchDoc` values, so the read index
+can feed them candidates and corpus statistics.
 """
 
 from __future__ import annotations
@@ -394,10 +392,7 @@ def search(
     tuning = settings.get("tuning")
     if isinstance(tuning, Mapping):
         weights.update({k: float(v) for k, v in tuning.items() if k in weights})
-    from pm_core.tracker.index import reads as indexed
-
-    page = indexed.search_page(
-        tracker,
+    page = tracker.index_reads.search_page(
         parsed,
         merged,
         include_terminal=include_terminal,

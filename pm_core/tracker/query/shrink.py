@@ -1,9 +1,7 @@
 """Shrinking ranked read results (next, context) to a token budget, step by step.
 
-A read never exceeds its budget silently and never cuts a row in half: rows
-lose detail first, then whole rows or sections go, and every cut is named in
-``omissions`` with how to get it back. Token estimates are those of
-:mod:`pm_core.tracker.query.budget` (``ceil(bytes / 4)`` of compact JSON).
+Rows lose detail first, then whole rows or sections go; every cut is named in
+``omissions``.
 """
 
 from __future__ import annotations
@@ -11,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pm_core.tracker.model.errors import UsageError
 from pm_core.tracker.query.budget import json_measure
 
 #: The smallest budget a caller may ask for: below it not even counts fit.
@@ -19,7 +18,6 @@ MIN_TOKEN_BUDGET = 64
 
 def check_budget(budget: int | None) -> None:
     """UsageError for a budget too small to hold anything."""
-    from pm_core.tracker.model.errors import UsageError
 
     if budget is not None and budget < MIN_TOKEN_BUDGET:
         raise UsageError(

@@ -1,9 +1,5 @@
 """``pm validate``, ``pm health`` and history repair.
 
-``validate`` checks the tracker's content (every failure names the item, the
-file, the problem and the fix); ``health`` checks the workspace around it
-(settings, schema, folders, locks, runtime); ``repair_history`` brings
-histories back in line with item files edited by hand or left by a crash.
 Validation only reads; repair writes through :meth:`Tracker.reconcile_history`.
 """
 
@@ -15,11 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.claims.leases import lease_disagreements
 from pm_core.tracker.model.clock import parse_iso
 from pm_core.tracker.model.errors import CorruptItemError, PmError, UsageError
 from pm_core.tracker.model.item import DEPENDENCY_KINDS, Item, document_hash, normalize_tags
+from pm_core.tracker.query.graph import find_cycles
 from pm_core.tracker.query.view import TrackerView, build_view
 from pm_core.tracker.storage import history as hist
+from pm_core.tracker.storage.locks import lock_is_stale
+from pm_core.tracker.storage.workspace import load_schema, load_settings
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
@@ -240,7 +240,6 @@ def _check_lifecycle(tracker: Tracker, view: TrackerView) -> list[Failure]:
 
 
 def _check_dependencies(tracker: Tracker, view: TrackerView) -> list[Failure]:
-    from pm_core.tracker.query.graph import find_cycles
 
     out: list[Failure] = []
     prefix = view.relpath(view.root)
@@ -303,7 +302,6 @@ def _check_duplicates(tracker: Tracker, view: TrackerView) -> list[Failure]:
 
 def _check_claims(tracker: Tracker, view: TrackerView) -> list[Failure]:
     # Remote claims mode only: the item file's holder against the lease ref.
-    from pm_core.tracker.claims.leases import lease_disagreements
 
     return lease_disagreements(tracker)
 
@@ -412,8 +410,6 @@ def _drifted(tracker: Tracker, item_id: str) -> bool:
 
 def health(tracker: Tracker) -> dict[str, Any]:
     """Workspace checks with a fix per failing check: ``{ok, checks, counts, remediation_map}``."""
-    from pm_core.tracker.storage.locks import lock_is_stale
-    from pm_core.tracker.storage.workspace import load_schema, load_settings
 
     root = tracker.root
     checks: list[dict[str, Any]] = []

@@ -1,17 +1,7 @@
 """A read-only view of every item, with the relation maps built once per call.
 
-Read operations (list, next, context, graph, validate) each need the same
-things: every item by id, who is whose parent, who blocks whom. Building them
-once per call keeps those operations linear in the number of items; nothing
-here is cached across calls, so a view never goes stale.
-
-Edges are kept in one canonical direction:
-
-* hierarchy: ``child -> parent`` (from the ``parent`` field, ``parent``
-  dependencies on the child, and ``child`` dependencies on the parent);
-* blocking: ``waiter -> blocker`` (``A blocked_by B`` and ``B blocks A`` are
-  the same edge, as is the scalar ``blocked_by`` field);
-* every other kind: ``owner -> target`` as written.
+Edges are kept in one canonical direction: ``child -> parent``, ``waiter ->
+blocker``, and ``owner -> target`` for every other kind.
 """
 
 from __future__ import annotations
@@ -88,23 +78,6 @@ class TrackerView(NamedTuple):
             if target is None or not self.is_terminal(target):
                 out.append(blocker)
         return out
-
-    def open_descendant_count(self, item_id: str) -> int:
-        """How many non-terminal items sit anywhere below ``item_id``."""
-        count = 0
-        for child in self.descendants(item_id):
-            item = self.by_id.get(child)
-            if item is not None and not self.is_terminal(item):
-                count += 1
-        return count
-
-    def has_open_descendant(self, item_id: str) -> bool:
-        """Whether any item below ``item_id`` is still open (a container)."""
-        for child in self.descendants(item_id):
-            item = self.by_id.get(child)
-            if item is not None and not self.is_terminal(item):
-                return True
-        return False
 
     def descendants(self, item_id: str) -> Iterable[str]:
         """Every id below ``item_id`` (breadth first, each once, cycle safe)."""
@@ -221,17 +194,6 @@ def collect_edges(items: Iterable[Item]) -> list[Edge]:
             else:
                 add(Edge(item.id, target, kind))
     return out
-
-
-def base_row(item: Item) -> dict[str, Any]:
-    """The smallest useful description of an item."""
-    return {
-        "id": item.id,
-        "title": item.title,
-        "type": item.type,
-        "status": item.status,
-        "priority": item.priority,
-    }
 
 
 def node(view: TrackerView, item_id: str) -> dict[str, Any]:

@@ -1,16 +1,7 @@
-"""A fast reader for item files in the canonical layout ``pm`` writes.
+"""A fast reader for item files in the canonical subset of TOON ``pm`` writes.
 
-``toon_format.decode`` handles every TOON document; it is also the slowest step
-of building the read index (a few hundred microseconds per item file). Item
-files written by ``pm`` use a small subset of TOON: top-level ``key: value``
-lines, inline primitive arrays (``tags[2]: a,b``), and tabular arrays of flat
-objects (``comments[2]{created_at,author,text}:`` then one row per line).
-
-:func:`read_record` decodes exactly that subset, giving the same mapping (same
-keys, order, values and types) ``toon_format.decode`` gives, and returns
-``None`` for anything else: nested objects, list-form arrays, comments, blank
-lines, tabs, odd quoting, or any line it is not sure about. The caller then
-uses the full decoder, so a ``None`` costs time, never correctness.
+:func:`read_record` gives what ``toon_format.decode`` gives, or ``None`` for
+anything outside that subset (the caller then uses the full decoder).
 """
 
 from __future__ import annotations

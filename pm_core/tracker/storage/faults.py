@@ -1,26 +1,7 @@
 """Crash injection for tests: die by SIGKILL at a named step of a write.
 
-A test harness, not a feature. The write path calls :func:`checkpoint` between
-its steps; when the environment variable ``PM_FAULT_KILL_AT`` names that step,
-the process kills itself with SIGKILL, exactly as an out-of-memory kill or a
-pulled plug would: no ``finally`` blocks, no lock release, no cleanup. Crash
-tests use it to prove that every step boundary leaves a state that parses,
-that ``pm validate`` describes precisely, and that ``pm validate --fix``
-repairs without losing the newer item.
-
-Steps, in the order a write passes them:
-
-``locked``
-    the item lock is held; nothing written yet.
-``temp_written``
-    the new bytes are in a temp file next to the target, fsynced, not renamed.
-``renamed``
-    the item file holds the new state; its history entry is not appended yet.
-``history_appended``
-    file and history agree; the lock is not released yet.
-
-The variable is read once per process, so an unset variable costs one
-dictionary lookup per checkpoint.
+A test harness, not a feature: ``PM_FAULT_KILL_AT`` names the step
+(see :func:`checkpoint`).
 """
 
 from __future__ import annotations
@@ -38,7 +19,14 @@ def _target() -> str | None:
 
 
 def checkpoint(step: str) -> None:
-    """Kill this process with SIGKILL when ``PM_FAULT_KILL_AT`` equals ``step``."""
+    """Kill this process with SIGKILL when ``PM_FAULT_KILL_AT`` equals ``step``.
+
+    No ``finally`` block, lock release or cleanup runs, as after an out-of-memory
+    kill. Steps, in the order a write passes them: ``locked`` (lock held, nothing
+    written), ``temp_written`` (new bytes fsynced in a temp file), ``renamed`` (item
+    file holds the new state, history not appended), ``history_appended`` (file
+    and history agree, lock not released).
+    """
     if _target() == step:
         import signal
 

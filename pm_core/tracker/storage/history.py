@@ -1,9 +1,7 @@
 """Append-only history: ``history/<id>.jsonl``, one JSON object per mutation.
 
-Each entry: ``ts, author, op, patch`` (RFC 6902 against ``{metadata, body}``),
-``before_hash, after_hash`` (SHA-256 of the canonical JSON), optional
-``message``. Replaying the patches from an empty document rebuilds any version;
-the hashes make the chain checkable.
+Each entry holds an RFC 6902 patch with before/after hashes, so any version can be
+rebuilt and the chain checked.
 """
 
 from __future__ import annotations
@@ -15,6 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pm_core.tracker.model.clock import parse_iso
 from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, UsageError
 from pm_core.tracker.model.item import Item, document_hash
 
@@ -331,7 +330,6 @@ def version_index(entries: list[HistoryEntry], ref: str) -> int:
                 f"version {number} does not exist", hint=f"versions run from 1 to {len(entries)}"
             )
         return number
-    from pm_core.tracker.model.clock import parse_iso
 
     try:
         moment = parse_iso(text)

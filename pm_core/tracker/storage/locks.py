@@ -1,9 +1,7 @@
 """Item locks: ``locks/<id>.lock`` created exclusively, with a TTL.
 
-A lock file holds ``{id, pid, owner, created_at, ttl_seconds}``. Waiting is
-bounded with backoff; a lock whose holder process is gone (same host) or whose
-TTL has passed is stale and taken over. A live holder past the wait is a
-conflict naming the holder.
+A stale lock (gone process or past TTL) is taken over; a live holder past the
+wait is a conflict naming the holder.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""Private scratch files next to their destination, without :mod:`tempfile`.
-
-``tempfile`` imports ``random`` and ``shutil`` (a few milliseconds on every
-write command); a write needs only one exclusive create under a random name.
-"""
+"""Private scratch files next to their destination: one exclusive create under a random name."""
 
 from __future__ import annotations
 

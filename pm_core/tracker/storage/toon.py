@@ -1,19 +1,6 @@
-"""A TOON encoder for JSON-shaped values, written for start-up speed.
+"""A TOON encoder for JSON-shaped values, free of the reference package's import cost.
 
-It produces the same text as the reference encoder (``toon_format.encode``
-with its defaults: two-space indent, comma delimiter), which the tests check
-value by value. It exists because importing the reference package also
-imports ``importlib.metadata`` and costs more than the rest of a ``pm get``;
-this module needs only :mod:`re`.
-
-Forms chosen, by shape (TOON spec sections in brackets):
-
-* primitives ``key: value``, quoting only where needed [7.2];
-* arrays of primitives inline ``key[N]: a,b`` [9.1];
-* arrays of objects sharing one key set, whose columns are primitives or
-  nested objects of one shape, as a table ``key[N]{a,b{c,d}}:`` [9.3];
-* objects of two or more such objects as a keyed table ``key[N:]{a,b}:`` [9.5];
-* anything else as list items ``- ...`` [9.4, 10].
+Produces the same text as ``toon_format.encode`` with its defaults; the tests check it.
 """
 
 from __future__ import annotations

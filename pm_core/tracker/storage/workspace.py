@@ -1,13 +1,7 @@
 """The tracker root on disk: finding it, its settings and its schema.
 
-Layout (the existing TypeScript ``pm`` writes the same)::
-
-    .agents/pm/settings.json
-    .agents/pm/schema/{types,statuses,fields,workflows}.json
-    .agents/pm/<type folder>/<id>.toon
-    .agents/pm/history/<id>.jsonl
-    .agents/pm/locks/<id>.lock          (gitignored)
-    .agents/pm/runtime/                 (gitignored, rebuildable caches)
+Layout, shared with the TypeScript ``pm``: ``.agents/pm/`` holding ``settings.json``,
+``schema/``, one folder per item type, ``history/``, and gitignored ``locks/`` and ``runtime/``.
 """
 
 from __future__ import annotations
@@ -342,11 +336,6 @@ def normalize_prefix(value: str) -> str:
 def is_terminal(status: str, schema: Schema) -> bool:
     """Whether ``status`` has the terminal role in ``schema``."""
     return status in schema.terminal_statuses
-
-
-def folder_for_type(name: str, schema: Schema) -> str:
-    """The folder of type ``name``."""
-    return schema.type_by_name(name).folder
 
 
 def tracker_relpath(root: Path, path: Path) -> str:

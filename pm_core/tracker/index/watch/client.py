@@ -1,19 +1,7 @@
-"""Talking to a tracker's index watcher (:mod:`pm_core.tracker.index.watch.daemon`).
+"""Talking to a tracker's index watcher over ``runtime/watch.sock`` (one JSON line each way).
 
-The watcher of a tracker lives in ``runtime/``: it holds an exclusive
-``flock`` on ``watch.lock`` while it runs (one per tracker), listens on the
-Unix socket ``watch.sock`` (mode 0600), and writes a few lines to
-``watch.log``. A request is one JSON line, the answer one JSON line:
-
-* ``{"op": "changes", "since": TOKEN|null, "folders": [...]}`` ->
-  ``{"token": T, "full": true}`` (every folder must be listed again) or
-  ``{"token": T, "paths": [...], "full_folders": [...]}``;
-* ``{"op": "status"}`` -> what it watches; ``{"op": "stop"}`` -> it exits.
-
-A socket path longer than ``sun_path`` allows (about 108 bytes) is reached
-through ``/proc/self/fd/N/watch.sock``, N an open descriptor of ``runtime/``.
-Every failure here is an :class:`OSError` or :class:`ValueError`: the caller
-then lists the files itself.
+Every failure is an :class:`OSError` or :class:`ValueError`; the caller then
+lists the files itself.
 """
 
 from __future__ import annotations
@@ -60,6 +48,12 @@ def _address(runtime: Path) -> Iterator[str]:
 
 def request(runtime: Path, message: dict[str, Any], timeout: float = TIMEOUT_S) -> dict[str, Any]:
     """Send one request to the watcher of ``runtime`` and return its answer.
+
+    Requests and answers are one JSON line each: ``{"op": "changes", "since":
+    TOKEN|null, "folders": [...]}`` answers ``{"token", "full": true}`` or
+    ``{"token", "paths", "full_folders"}``; ``{"op": "status"}`` and
+    ``{"op": "stop"}`` report and end the watcher. A socket path too long for
+    ``sun_path`` is reached through ``/proc/self/fd/N/watch.sock``.
 
     Raises :class:`OSError` (no watcher, refused, timed out) or
     :class:`ValueError` (an answer that is not a JSON object).

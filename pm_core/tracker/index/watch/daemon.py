@@ -1,22 +1,7 @@
 """The index watcher: one background process per tracker that remembers which files changed.
 
-Run as ``python -m pm_core.tracker.index.watch.daemon ROOT [--idle SECONDS]`` (a read
-starts it; see :func:`pm_core.tracker.index.watch.client.spawn`). It takes an
-exclusive lock on ``runtime/watch.lock`` (a second watcher of the same
-tracker exits at once), watches the tracker root and each type folder a
-client names with inotify, and answers "what changed since TOKEN" on
-``runtime/watch.sock``.
-
-A token is ``EPOCH:SEQ``: the epoch is random per start, the sequence counts
-changes. Before answering, the watcher reads every event the kernel has
-queued, so any write that finished before the question is in the answer.
-It answers "full" (list everything again) for a token of another epoch, one
-older than its log reaches (the log is bounded, and an event-queue overflow
-forgets everything), and, per folder, for a folder that is not watched or was
-created, removed or replaced after the token.
-
-It exits after ``--idle`` seconds without questions, when the root or
-``runtime/`` goes away, when its socket is removed, or when asked to stop.
+Run as ``python -m pm_core.tracker.index.watch.daemon ROOT [--idle SECONDS]``
+(a read starts it); answers "what changed since TOKEN" from inotify events.
 """
 
 from __future__ import annotations

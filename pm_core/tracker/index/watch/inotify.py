@@ -1,13 +1,6 @@
 """A small Linux inotify binding (ctypes on the C library), for the index watcher.
 
-Only three calls need C: ``inotify_init1``, ``inotify_add_watch`` and
-``inotify_rm_watch``. Events are read from the descriptor with :func:`os.read`
-and decoded from ``struct inotify_event`` (``int wd; uint32 mask, cookie,
-len; char name[len]``). On other platforms, or when the C library lacks the
-calls, :func:`inotify_available` is false and callers do without a watcher.
-
-:func:`remote_filesystem` names file systems whose changes made elsewhere
-(another machine, the host of a virtual machine) never reach inotify.
+Where inotify is missing, :func:`inotify_available` is false and callers do without.
 """
 
 from __future__ import annotations
