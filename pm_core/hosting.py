@@ -96,11 +96,11 @@ def call_command(spec: CommandSpec, ctx: ToolContext, params: Mapping[str, Any])
             f"{spec.name} needs {', '.join(missing)}",
             hint=f"pass {', '.join(missing)} (see the command's help)",
         )
-    from pm_core.tracker.ops.execution import extension_call
+    from pm_core.tracker.gate.execution import extension_call
 
     try:
         # The command-execution gate: under pm-mcp with commands off, the
-        # handler may start no process (pm_core.tracker.ops.execution).
+        # handler may start no process (pm_core.tracker.gate.execution).
         with extension_call(spec.name):
             return spec.handler(ctx, **call)
     except PmError:

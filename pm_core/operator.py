@@ -10,7 +10,7 @@ setting of ``pm-mcp``):
 - ``--allow-commands`` / ``PM_MCP_ALLOW_COMMANDS=1``: running processes
   (linked tests, extension actions that spawn) and linking commands. Off by
   default; off, the server runs under a ``deny`` command policy for the whole
-  process (:mod:`pm_core.tracker.ops.execution`).
+  process (:mod:`pm_core.tracker.gate.execution`).
 
 There is deliberately no ``settings.json`` key for the commands switch:
 ``settings.json`` is committed, and a switch that a pull can flip protects
@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterable, Mapping
 import attrs
 
 from pm_core.contracts import UNDECLARED_EFFECTS, CommandSpec, ConfigurationError, ToolDescriptor
-from pm_core.tracker.ops.execution import CommandPolicy
+from pm_core.tracker.gate.execution import CommandPolicy
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")

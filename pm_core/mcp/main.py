@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pm-mcp: cannot start: {exc}", file=sys.stderr)
         return 1
     # Commands off: no thread of this process starts a program but pm's own.
-    from pm_core.tracker.ops.execution import set_process_policy
+    from pm_core.tracker.gate.execution import set_process_policy
 
     set_process_policy(app.command_policy)
     if args.http is not None:

@@ -35,8 +35,8 @@ from pm_core.contracts import (
 from pm_core.host import Host
 from pm_core.operator import OperatorPolicy
 from pm_core.tracker.api import Tracker
+from pm_core.tracker.gate import execution
 from pm_core.tracker.model.errors import PmError, UsageError
-from pm_core.tracker.ops import execution
 
 log = structlog.get_logger("pm.mcp")
 

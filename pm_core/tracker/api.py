@@ -314,7 +314,7 @@ class Tracker:
                 self._check_hierarchy(item.id, value)
             if key == "tests" and value:
                 # Setting tests links commands: the same gate as ``test_add``.
-                from pm_core.tracker.ops.execution import check_linking
+                from pm_core.tracker.gate.execution import check_linking
 
                 for test in value if isinstance(value, list) else [value]:
                     command = test.get("command") if isinstance(test, Mapping) else test

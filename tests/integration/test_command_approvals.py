@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pm_core.tracker.ops.approvals import command_hash, git_common_dir, store_dir
+from pm_core.tracker.gate.approvals import command_hash, git_common_dir, store_dir
 from tests.support.pm_cli import PmCli
 
 #: Non-interactive runs: no terminal, and CI says so explicitly.

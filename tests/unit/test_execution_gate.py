@@ -15,8 +15,8 @@ from pm_core.hosting import run_command
 from pm_core.operator import OperatorPolicy
 from pm_core.testing import make_host
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.ops import approvals, execution
-from pm_core.tracker.ops.execution import CommandRefusedError
+from pm_core.tracker.gate import approvals, execution
+from pm_core.tracker.gate.execution import CommandRefusedError
 
 DENY = OperatorPolicy().command_policy()
 

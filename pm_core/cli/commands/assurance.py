@@ -162,7 +162,7 @@ def _interactive() -> bool:
 
 def _approve(state: CliState, item_id: str | None, *, all_items: bool, yes: bool) -> None:
     """Show each unapproved linked command, then approve it (prompted, or ``--yes``)."""
-    from pm_core.tracker.ops import approvals
+    from pm_core.tracker.gate import approvals
 
     tracker = state.tracker
     if item_id is None and not all_items:

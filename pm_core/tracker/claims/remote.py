@@ -82,7 +82,7 @@ class RemoteLeases:
         environ.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C"})
         environ.update(env or {})
         command = ["git", "-c", "gc.auto=0", "-c", "maintenance.auto=false", *args]
-        from pm_core.tracker.ops.execution import internal_process
+        from pm_core.tracker.gate.execution import internal_process
 
         try:
             with internal_process():  # pm's own git plumbing, not a caller's command

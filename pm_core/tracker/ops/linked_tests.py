@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.gate import execution
 from pm_core.tracker.model.clock import now_iso
 from pm_core.tracker.model.errors import NoEffectError, NotFoundError, UsageError
 from pm_core.tracker.model.item import Item
-from pm_core.tracker.ops import execution
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Receipt, Tracker
@@ -98,7 +98,7 @@ def test_list(tracker: Tracker, item_id: str) -> dict[str, Any]:
     last: dict[str, Mapping[str, Any]] = {}
     for run in item.test_runs:
         last[str(run.get("command"))] = run
-    from pm_core.tracker.ops.approvals import is_approved
+    from pm_core.tracker.gate.approvals import is_approved
 
     repo = repo_root(tracker)
     tests = []
@@ -121,7 +121,7 @@ def run_command(command: str, cwd: Path, timeout: float) -> dict[str, Any]:
     """Run one linked shell command with a timeout; the whole process group dies on timeout.
 
     The command runs only when the policy in force allows it
-    (:func:`pm_core.tracker.ops.execution.check_linked`): by default, when this
+    (:func:`pm_core.tracker.gate.execution.check_linked`): by default, when this
     clone approved its exact text.
 
     A new session is used so a command that spawns children (a shell running

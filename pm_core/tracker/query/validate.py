@@ -492,7 +492,7 @@ def health(tracker: Tracker) -> dict[str, Any]:
         add("items", problems, "pm validate --check parse names each file and its fix", counts)
     except PmError as exc:
         add("items", [exc.message], exc.hint or "fix the workspace first")
-    from pm_core.tracker.ops.approvals import unapproved
+    from pm_core.tracker.gate.approvals import unapproved
 
     try:
         waiting = unapproved(tracker)

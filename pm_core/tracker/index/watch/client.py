@@ -132,7 +132,7 @@ def spawn(root: Path, idle_seconds: float) -> bool:
     """
     import subprocess
 
-    from pm_core.tracker.ops.execution import internal_process
+    from pm_core.tracker.gate.execution import internal_process
 
     runtime = root / "runtime"
     if lock_held(runtime):

@@ -5,7 +5,7 @@ Two kinds of process are gated:
 - *linked commands*: the shell text of an item's ``tests`` entries. That text
   comes from whoever committed to the repository, so it runs only under a
   policy that allows it: ``approved`` (the default: this clone approved the
-  exact text, :mod:`pm_core.tracker.ops.approvals`) or ``allow`` (an embedding
+  exact text, :mod:`pm_core.tracker.gate.approvals`) or ``allow`` (an embedding
   program that vouches for its tracker);
 - *any process an extension command starts* while a ``deny`` policy is in
   force (``pm-mcp`` with command execution off): every extension handler runs
@@ -158,7 +158,7 @@ def check_linking(command: str) -> CommandPolicy:
 def approve_linked(repo_root: Path, command: str, active: CommandPolicy) -> None:
     """After linking under ``active``: an ``approved`` policy approves the text it linked."""
     if active.mode == "approved":
-        from pm_core.tracker.ops.approvals import approve
+        from pm_core.tracker.gate.approvals import approve
 
         approve(repo_root, command, via=active.via)
 
@@ -175,7 +175,7 @@ def check_linked(repo_root: Path, rows: Sequence[dict[str, str]], hint: str) -> 
         raise refusal(active, f"running {names}{' ...' if len(rows) > 3 else ''}")
     if active.mode == "allow":
         return
-    from pm_core.tracker.ops.approvals import command_hash, is_approved
+    from pm_core.tracker.gate.approvals import command_hash, is_approved
 
     missing = [r for r in rows if not is_approved(repo_root, r["command"])]
     if missing:
