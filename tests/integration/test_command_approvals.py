@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pm_core.tracker.gate.approvals import command_hash, git_common_dir, store_dir
-from tests.support.pm_cli import PmCli
+from tests.support.pm_cli import PmCli, pm_executable
 
 #: Non-interactive runs: no terminal, and CI says so explicitly.
 CI = {"CI": "true"}
@@ -151,3 +151,48 @@ def test_approve_needs_an_item_or_all_and_prompts_are_never_implicit(
     nothing = alice("test", item, "--approve", "--json", env=CI)
     assert nothing.code == 0 and nothing.json()["approved"] == []
     assert alice("test", item, "--yes").code == 2
+
+
+def test_on_a_terminal_each_command_is_shown_and_asked_about_one_by_one(
+    clones: tuple[PmCli, PmCli, Path],
+) -> None:
+    import os
+    import pty
+    import select
+
+    alice, bob, base = clones
+    item = alice.create("Two commands")
+    yes_cmd, no_cmd = f"touch {base}/canary-yes", f"touch {base}/canary-no"
+    assert alice("test", item, "--add", yes_cmd).code == 0
+    assert alice("test", item, "--add", no_cmd).code == 0
+    push(alice, "two tests")
+    git(bob.repo, "pull", "-q")
+    env = {k: v for k, v in bob.env().items() if k != "CI"}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: pm on a terminal (stdin, stdout and stderr)
+        os.chdir(bob.repo)
+        os.execvpe(pm_executable()[0], [*pm_executable(), "test", item, "--approve"], env)
+    seen = b""
+    answers = iter([b"y\n", b"n\n"])
+    while True:
+        ready, _, _ = select.select([fd], [], [], 30)
+        assert ready, seen.decode(errors="replace")
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if seen.count(b"approve this command?") > seen.count(b"\x00answered"):
+            os.write(fd, next(answers))
+            seen += b"\x00answered"
+    _, status = os.waitpid(pid, 0)
+    text = seen.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    assert text.index(yes_cmd) < text.index(no_cmd)  # shown one at a time, in order
+    assert seen.count(b"\x00answered") == 2
+    listed = {t["command"]: t["approved"] for t in bob("test", item, "--json").json()["tests"]}
+    assert listed == {yes_cmd: True, no_cmd: False}
+    refused = bob("test", item, "--run", "--json")
+    assert refused.code == 2 and no_cmd in refused.err and yes_cmd not in refused.err
