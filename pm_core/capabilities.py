@@ -200,6 +200,22 @@ _TABLE: tuple[tuple[str, Tier, str, str, str, CommandEffects], ...] = (
         SET,
     ),
     ("claims", "standard", "lifecycle", "List live claims (leases).", "Live claims", READ_REMOTE),
+    (
+        "merge",
+        "full",
+        "configuration",
+        "Git merge drivers for tracker files; post-merge gate.",
+        "Merge drivers",
+        REPLACE,
+    ),
+    (
+        "history-repair",
+        "full",
+        "history",
+        "Re-anchor an item's history chain with an audit entry.",
+        "Repair history",
+        REPLACE,
+    ),
 )
 
 

@@ -25,7 +25,7 @@ def builtin_command(name: str) -> click.Command:
     spec = find_spec(name)
     if spec is not None:
         return to_click(spec)
-    command: click.Command = getattr(import_module(COMMANDS[name]), f"cmd_{name}")
+    command: click.Command = getattr(import_module(COMMANDS[name]), f"cmd_{name.replace('-', '_')}")
     return command
 
 

@@ -56,6 +56,8 @@ COMMANDS: dict[str, str] = {
     "contracts": "pm_core.cli.commands.admin",
     "events": "pm_core.cli.commands.admin",
     "index": "pm_core.cli.commands.index",
+    "merge": "pm_core.cli.commands.merge",
+    "history-repair": "pm_core.cli.commands.merge",
 }
 
 Kind = Literal["text", "int", "float", "flag"]

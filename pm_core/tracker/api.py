@@ -117,10 +117,16 @@ class Tracker:
         for name in ("settings", "schema", "store"):
             self.__dict__.pop(name, None)
 
-    def init(self, prefix: str | None = None) -> dict[str, Any]:
-        """Create the tracker (idempotent)."""
+    def init(self, prefix: str | None = None, *, merge_fence: bool = True) -> dict[str, Any]:
+        """Create the tracker (idempotent); inside a git worktree also install the merge drivers."""
         result = init_workspace(self.root, prefix=prefix)
         self.reload()
+        if merge_fence:
+            from pm_core.tracker.merge.install import init_fence
+
+            fence = init_fence(self.root, self.schema.folders())
+            if fence is not None:
+                result["merge_fence"] = fence
         return result
 
     def normalize_id(self, raw: str) -> str:
@@ -985,6 +991,18 @@ class Tracker:
         from pm_core.tracker.query.validate import health
 
         return health(self)
+
+    def storage_integrity(self, live_ids: set[str]) -> list[dict[str, Any]]:
+        """Merge leftovers, for ``validate``; see :func:`pm_core.tracker.merge.integrity.check`."""
+        from pm_core.tracker.merge.integrity import check
+
+        return check(self, live_ids)
+
+    def merge_driver_audit(self) -> dict[str, Any]:
+        """This clone's merge driver config; see :func:`pm_core.tracker.merge.install.audit_drivers`."""
+        from pm_core.tracker.merge.install import audit_drivers
+
+        return audit_drivers(self.root)
 
     def repair_history(self, item_id: str | None = None) -> dict[str, Any]:
         """Reconcile drifted histories; see :func:`pm_core.tracker.query.validate.repair_history`."""

@@ -65,7 +65,13 @@ def test_version_outside_the_history_is_a_usage_error(tracker: Tracker) -> None:
 def test_verify_passes_on_an_untouched_item(tracker: Tracker) -> None:
     item_id = _made(tracker)
     report = hist.verify_item(tracker.store, item_id)
-    assert report == {"id": item_id, "ok": True, "entries": 3, "problems": []}
+    assert report == {
+        "id": item_id,
+        "ok": True,
+        "entries": 3,
+        "problems": [],
+        "item_hash_version": 2,
+    }
 
 
 def test_verify_names_a_hand_edit(tracker: Tracker) -> None:
@@ -86,7 +92,8 @@ def test_verify_names_a_broken_chain(tracker: Tracker) -> None:
     path.write_text("\n".join(lines) + "\n")
     report = hist.verify_item(tracker.store, item_id)
     assert not report["ok"]
-    assert any("entry 2" in p for p in report["problems"])
+    assert any(f"history/{item_id}.jsonl line 2: " in p for p in report["problems"])
+    assert report["fixes"][0].startswith("restore history/<id>.jsonl from git")
 
 
 def test_torn_history_line_is_a_corrupt_error_naming_the_line(tracker: Tracker) -> None:

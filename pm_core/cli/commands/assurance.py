@@ -27,7 +27,8 @@ def _failing_ids(report: dict[str, Any]) -> list[str]:
     "checks",
     multiple=True,
     metavar="NAME",
-    help="Only these checks (parse, metadata, lifecycle, dependencies, history, duplicates, claims).",
+    help="Only these checks (parse, metadata, lifecycle, dependencies, history, duplicates, "
+    "claims, storage_integrity).",
 )
 @click.option(
     "--fix",

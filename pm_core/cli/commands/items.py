@@ -13,11 +13,13 @@ from pm_core.cli.state import CliState, read_text, split_commas
 from pm_core.tracker.model.errors import UsageError
 
 
-def run_init(state: CliState, prefix: str | None, id_prefix: str | None) -> None:
+def run_init(
+    state: CliState, prefix: str | None, id_prefix: str | None, no_merge_fence: bool = False
+) -> None:
     """Create the tracker at the repository root (safe to run again)."""
     if prefix and id_prefix and prefix != id_prefix:
         raise UsageError("two different prefixes given", hint="pass PREFIX or --id-prefix")
-    result = state.tracker.init(prefix or id_prefix)
+    result = state.tracker.init(prefix or id_prefix, merge_fence=not no_merge_fence)
     result["id_prefix"] = state.tracker.prefix
     result["next_steps"] = [
         'pm create --title "..." --description "..."',
@@ -98,6 +100,12 @@ SPECS = specs(
         args=(Arg("prefix", required=False),),
         opts=(
             Opt("--id-prefix", dest="id_prefix", metavar="PREFIX", help="Id prefix (default pm-)."),
+            Opt(
+                "--no-merge-fence",
+                dest="no_merge_fence",
+                kind="flag",
+                help="Do not install the git merge drivers (another tool owns git merge config).",
+            ),
         ),
     ),
     Spec(

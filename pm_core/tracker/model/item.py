@@ -472,7 +472,7 @@ class Item:
         return record
 
     def content_hash(self) -> str:
-        """SHA-256 hex of the canonical JSON of ``{metadata, body}``."""
+        """The current epoch's :func:`~pm_core.tracker.model.itemhash.item_hash` of this item."""
         return document_hash({"metadata": self.metadata(), "body": self.body})
 
     def copy(self) -> Item:
@@ -497,23 +497,15 @@ def _is_unset(key: str, value: Any) -> bool:
     return key in COLLECTION_FIELDS and not value
 
 
-def canonical_json(value: Any) -> str:
-    """Deterministic JSON: sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def document_hash(document: Mapping[str, Any]) -> str:
-    """SHA-256 hex of a ``{metadata, body}`` document's canonical JSON."""
-    # Imported here: reads that never hash (get, list) skip it. The builtin
-    # module, where there is one: ``hashlib`` would also load OpenSSL.
-    import importlib
+    """The hash a new history entry records for a ``{metadata, body}`` document.
 
-    try:
-        sha256 = importlib.import_module("_sha256").sha256
-    except ImportError:  # pragma: no cover - Python 3.12 names it _sha2
-        from hashlib import sha256
+    :func:`pm_core.tracker.model.itemhash.item_hash` in the current epoch
+    (``item_hash_version: 2``, the TypeScript pm's canonical form).
+    """
+    from pm_core.tracker.model.itemhash import item_hash
 
-    return str(sha256(canonical_json(document).encode("utf-8")).hexdigest())
+    return item_hash(document)
 
 
 #: Known fields holding text; a number or boolean the file holds there is kept

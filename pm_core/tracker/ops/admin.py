@@ -77,16 +77,53 @@ MAX_EVENTS = 1000
 # ---------------------------------------------------------------- shared write path
 
 
+def workspace_document(documents: dict[str, Any], created_at: str) -> dict[str, Any]:
+    """The state ``history/_workspace.jsonl`` records: every governed file's JSON by path.
+
+    The TypeScript pm's shape (an item-like document whose ``documents`` maps
+    a tracker-relative path to that file's content), so either implementation
+    replays, verifies and extends the other's workspace history.
+    """
+    return {
+        "metadata": {
+            "id": WORKSPACE_HISTORY,
+            "title": "Workspace state",
+            "description": "Audited singleton workspace document state.",
+            "type": "Chore",
+            "status": "open",
+            "priority": 2,
+            "tags": ["workspace-history"],
+            "created_at": created_at,
+            "updated_at": created_at,
+            "documents": documents,
+        },
+        "body": "",
+    }
+
+
 def _record(tracker: Tracker, op: str, target: str, before: Any, after: Any, **extra: Any) -> None:
+    history_dir = tracker.store.history_dir
+    read = hist.read_history(history_dir, WORKSPACE_HISTORY)
+    try:
+        prior = hist.replay(read.entries) if read.entries else hist.EMPTY_DOCUMENT
+    except hist.PatchError:
+        prior = hist.EMPTY_DOCUMENT  # an unreplayable stream: validate names it
+    raw_metadata = prior.get("metadata")
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
+    raw_documents = metadata.get("documents")
+    documents: dict[str, Any] = raw_documents if isinstance(raw_documents, dict) else {}
+    now = now_iso()
+    raw_created = metadata.get("created_at")
+    created = raw_created if isinstance(raw_created, str) else now
     entry = hist.build_entry(
-        ts=now_iso(),
+        ts=now,
         author=tracker.author,
         op=op,
-        before={"file": target, "content": before},
-        after={"file": target, "content": after},
+        before=prior if read.entries else hist.EMPTY_DOCUMENT,
+        after=workspace_document({**documents, target: after}, created),
         extra={"target": target, **extra},
     )
-    hist.append_entry(tracker.store.history_dir, WORKSPACE_HISTORY, entry)
+    hist.append_entry(history_dir, WORKSPACE_HISTORY, entry)
 
 
 def _workspace_lock(tracker: Tracker) -> Any:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.claims.leases import lease_disagreements
 from pm_core.tracker.model.clock import parse_iso
-from pm_core.tracker.model.errors import CorruptItemError, PmError, UsageError
-from pm_core.tracker.model.item import DEPENDENCY_KINDS, Item, document_hash, normalize_tags
+from pm_core.tracker.model.errors import PmError, UsageError
+from pm_core.tracker.model.item import DEPENDENCY_KINDS, Item, normalize_tags
 from pm_core.tracker.query.graph import find_cycles
 from pm_core.tracker.query.view import TrackerView, build_view
 from pm_core.tracker.storage import history as hist
@@ -32,6 +32,7 @@ CHECKS: tuple[str, ...] = (
     "history",
     "duplicates",
     "claims",
+    "storage_integrity",
 )
 _RISKS = ("low", "medium", "high", "critical")
 _REPAIR = "pm validate --repair-history"
@@ -67,6 +68,7 @@ def validate(tracker: Tracker, checks: Sequence[str] | None = None) -> dict[str,
         "history": _check_history,
         "duplicates": _check_duplicates,
         "claims": _check_claims,
+        "storage_integrity": _check_storage_integrity,
     }
     results: list[dict[str, Any]] = []
     total = 0
@@ -306,6 +308,13 @@ def _check_claims(tracker: Tracker, view: TrackerView) -> list[Failure]:
     return lease_disagreements(tracker)
 
 
+def _check_storage_integrity(tracker: Tracker, view: TrackerView) -> list[Failure]:
+    # What a branch merge can leave behind (markers, ids minted twice, delete
+    # versus edit, the merge fence): the merge package's checks, which sit
+    # above this layer, reached through the tracker.
+    return tracker.storage_integrity(set(view.by_id))
+
+
 def _history_ids(history_dir: Path) -> list[str]:
     try:
         names = os.listdir(history_dir)
@@ -320,39 +329,49 @@ def _check_history(tracker: Tracker, view: TrackerView) -> list[Failure]:
     history_dir = tracker.store.history_dir
     out: list[Failure] = []
     for item in view.item_list():
-        where = f"history/{item.id}.jsonl"
-        try:
-            entries = hist.read_entries(history_dir, item.id)
-        except CorruptItemError as exc:
-            out.append(
-                _failure(item.id, exc.message, path=where, fix="restore the history file from git")
-            )
-            continue
-        if not entries:
-            out.append(_failure(item.id, "item has no history", path=where, fix=_REPAIR))
-            continue
-        report = hist.verify_chain(entries, item.content_hash())
-        for problem in report.problems:
-            fix = _REPAIR if "differs" in problem else "restore the history file from git"
-            out.append(_failure(item.id, problem, path=where, fix=fix))
+        out.extend(_item_history_failures(history_dir, item))
     known = set(view.by_id) | {p.stem for p, _ in view.corrupt}
     for item_id in _history_ids(history_dir):
         if item_id in known:
             continue
-        try:
-            entries = hist.read_entries(history_dir, item_id)
-        except CorruptItemError as exc:
-            out.append(_failure(item_id, exc.message, path=f"history/{item_id}.jsonl"))
+        where = f"history/{item_id}.jsonl"
+        read = hist.read_history(history_dir, item_id)
+        if read.error is not None:
+            out.append(_failure(item_id, read.error.message, path=where, fix=read.error.hint))
             continue
+        entries = read.entries
         if entries and entries[-1].op != "delete":
             out.append(
                 _failure(
                     item_id,
                     "history exists but the item file is missing (not deleted through pm)",
-                    path=f"history/{item_id}.jsonl",
+                    path=where,
                     fix=f"pm restore {item_id} {len(entries)}",
                 )
             )
+    return out
+
+
+def _item_history_failures(history_dir: Path, item: Item) -> list[Failure]:
+    """The history problems of one item, each naming the file, the line and the fix."""
+    where = f"history/{item.id}.jsonl"
+    read = hist.read_history(history_dir, item.id)
+    out: list[Failure] = []
+    if read.error is not None:
+        message = read.error.message
+        if read.unread:
+            message += f"; {read.unread} later line(s) not read"
+        out.append(_failure(item.id, message, path=where, fix=read.error.hint or _REPAIR))
+    elif not read.entries:
+        return [_failure(item.id, "item has no history", path=where, fix=_REPAIR)]
+    current = None if read.error is not None else hist.item_document(item)
+    report = hist.verify_chain(read.entries, current)
+    for problem in report.problems:
+        failure = _failure(item.id, problem.message, path=where, fix=problem.fix)
+        if problem.line:
+            failure["line"] = problem.line
+            failure["message"] = f"line {problem.line}: {problem.message}"
+        out.append(failure)
     return out
 
 
@@ -399,7 +418,7 @@ def _drifted(tracker: Tracker, item_id: str) -> bool:
     try:
         item = tracker.get(item_id)
         entries = hist.read_entries(tracker.store.history_dir, item_id)
-        return document_hash(hist.replay(entries)) != item.content_hash()
+        return not entries or not hist.verify_chain(entries, hist.item_document(item)).ok
     except Exception:
         # Unreadable or unreplayable: let reconcile_history report it properly.
         return True
@@ -484,6 +503,7 @@ def health(tracker: Tracker) -> dict[str, Any]:
         f"{entry} is not in .gitignore" for entry in ("runtime/", "locks/") if entry not in lines
     ]
     add("gitignore", unignored, "pm init (adds runtime/ and locks/ to .agents/pm/.gitignore)")
+    _merge_drivers_check(tracker, add)
     counts: dict[str, Any] = {"items": 0, "corrupt": 0}
     try:
         view = build_view(tracker)
@@ -511,6 +531,21 @@ def health(tracker: Tracker) -> dict[str, Any]:
         "counts": counts,
         "remediation_map": remedies,
     }
+
+
+def _merge_drivers_check(tracker: Tracker, add: Any) -> None:
+    """``merge_drivers``: the clone's driver config against this installation (git only)."""
+    audit = tracker.merge_driver_audit()
+    if audit["status"] == "not_git":
+        return
+    problems = [f"{key} is not configured in this clone" for key in audit["missing"]]
+    problems += [f"{key} runs a command other than this pm's driver" for key in audit["drifted"]]
+    add(
+        "merge_drivers",
+        problems,
+        "pm merge install (writes the clone-local driver config; idempotent)",
+        {"status": audit["status"], "other_pm": audit["foreign"]},
+    )
 
 
 #: A temp file older than this is no writer's work in progress (writes take milliseconds).

@@ -1,12 +1,12 @@
 """Append-only history: ``history/<id>.jsonl``, one JSON object per mutation.
 
-Each entry holds an RFC 6902 patch with before/after hashes, so any version can be
-rebuilt and the chain checked.
+Each entry holds an RFC 6902 patch with before/after hashes in the epoch its
+``item_hash_version`` names (:mod:`pm_core.tracker.model.itemhash`), so any
+version can be rebuilt and the chain checked.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pm_core.tracker.model.clock import parse_iso
 from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, UsageError
-from pm_core.tracker.model.item import Item, document_hash
+from pm_core.tracker.model.item import Item
+from pm_core.tracker.model.itemhash import (
+    CURRENT_EPOCH,
+    DECLARED_EPOCHS,
+    UNDECLARED_EPOCHS,
+    epochs_agree,
+    item_hash,
+    parse_json,
+)
 
 if TYPE_CHECKING:
     from pm_core.tracker.storage.store import Store
@@ -38,12 +46,153 @@ def make_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, 
     return ops
 
 
-def apply_patch(document: dict[str, Any], patch: list[dict[str, Any]]) -> dict[str, Any]:
-    """Apply an RFC 6902 patch, returning a new document."""
-    import jsonpatch
+class PatchError(ValueError):
+    """A patch operation that does not apply (its path is missing, or out of range)."""
 
-    result: dict[str, Any] = jsonpatch.apply_patch(document, patch, in_place=False)
-    return result
+
+def _pointer(path: Any) -> list[str]:
+    if not isinstance(path, str):
+        raise PatchError(f"path {path!r} is not text")
+    if path.startswith("/front_matter"):  # the TypeScript pm's older name for metadata
+        path = "/metadata" + path[len("/front_matter") :]
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise PatchError(f"path {path!r} does not start with /")
+    return [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _index(container: list[Any], token: str, *, upto: int) -> int:
+    if not token.isdigit() or not token.isascii():
+        raise PatchError(f"array index {token!r} is not a number")
+    index = int(token)
+    if index > upto:
+        raise PatchError(f"array index {index} is out of range (length {len(container)})")
+    return index
+
+
+def _walk(document: Any, tokens: list[str], path: Any) -> Any:
+    node = document
+    for token in tokens:
+        if isinstance(node, dict):
+            if token not in node:
+                raise PatchError(f"path {path} does not exist")
+            node = node[token]
+        elif isinstance(node, list):
+            node = node[_index(node, token, upto=len(node) - 1)]
+        else:
+            raise PatchError(f"path {path} does not exist")
+    return node
+
+
+def _strict_equal(left: Any, right: Any) -> bool:
+    if type(left) is not type(right) and not (
+        isinstance(left, int | float)
+        and isinstance(right, int | float)
+        and not isinstance(left, bool)
+        and not isinstance(right, bool)
+    ):
+        return False
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(
+            _strict_equal(v, right[k]) for k, v in left.items()
+        )
+    if isinstance(left, list):
+        return len(left) == len(right) and all(map(_strict_equal, left, right))
+    return bool(left == right)
+
+
+def apply_patch(
+    document: dict[str, Any], patch: list[dict[str, Any]], *, in_place: bool = False
+) -> dict[str, Any]:
+    """Apply an RFC 6902 patch strictly (a missing path is a :class:`PatchError`).
+
+    Paths under ``/front_matter`` address ``/metadata``. The result is a new
+    document unless ``in_place``, which changes ``document`` (faster for replay;
+    a failed patch leaves it half applied).
+    """
+    root: Any = document if in_place else _copy(document)
+    for operation in patch:
+        op = operation.get("op")
+        path = operation.get("path")
+        tokens = _pointer(path)
+        if op in ("add", "replace", "test") and "value" not in operation:
+            raise PatchError(f"{op} {path} has no value")
+        if op == "test":
+            if not _strict_equal(_walk(root, tokens, path), operation["value"]):
+                raise PatchError(f"test {path} failed")
+            continue
+        if op in ("move", "copy"):
+            source = _pointer(operation.get("from"))
+            value = _walk(root, source, operation.get("from"))
+            if op == "move":
+                _remove(root, source, operation.get("from"))
+            else:
+                value = _copy(value)
+            root = _add(root, tokens, path, value)
+        elif op == "add":
+            root = _add(root, tokens, path, _copy(operation["value"]))
+        elif op == "remove":
+            _remove(root, tokens, path)
+        elif op == "replace":
+            if not tokens:
+                root = _copy(operation["value"])
+                continue
+            parent = _walk(root, tokens[:-1], path)
+            key = tokens[-1]
+            if isinstance(parent, dict):
+                if key not in parent:
+                    raise PatchError(f"replace {path}: the path does not exist")
+                parent[key] = _copy(operation["value"])
+            elif isinstance(parent, list):
+                parent[_index(parent, key, upto=len(parent) - 1)] = _copy(operation["value"])
+            else:
+                raise PatchError(f"replace {path}: the path does not exist")
+        else:
+            raise PatchError(f"unknown patch operation {op!r}")
+    if not isinstance(root, dict):
+        raise PatchError("the patched document is not an object")
+    return root
+
+
+def _add(root: Any, tokens: list[str], path: Any, value: Any) -> Any:
+    if not tokens:
+        return value
+    parent = _walk(root, tokens[:-1], path)
+    key = tokens[-1]
+    if isinstance(parent, dict):
+        parent[key] = value
+    elif isinstance(parent, list):
+        if key == "-":
+            parent.append(value)
+        else:
+            parent.insert(_index(parent, key, upto=len(parent)), value)
+    else:
+        raise PatchError(f"add {path}: the parent is not an object or array")
+    return root
+
+
+def _remove(root: Any, tokens: list[str], path: Any) -> None:
+    if not tokens:
+        raise PatchError("remove of the whole document")
+    parent = _walk(root, tokens[:-1], path)
+    key = tokens[-1]
+    if isinstance(parent, dict):
+        if key not in parent:
+            raise PatchError(f"remove {path}: the path does not exist")
+        del parent[key]
+    elif isinstance(parent, list):
+        del parent[_index(parent, key, upto=len(parent) - 1)]
+    else:
+        raise PatchError(f"remove {path}: the path does not exist")
 
 
 #: A shared empty mapping (read-only, so it can be every instance's default).
@@ -61,6 +210,10 @@ class HistoryEntry(NamedTuple):
     after_hash: str
     message: str | None = None
     extra: Mapping[str, Any] = _NOTHING_EXTRA
+    #: The epoch of ``before_hash``/``after_hash`` (None: not declared, an older writer).
+    item_hash_version: Any = None
+    #: The line of the file it was read from (0: not read from a file).
+    line: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object written to the file."""
@@ -72,29 +225,49 @@ class HistoryEntry(NamedTuple):
             "before_hash": self.before_hash,
             "after_hash": self.after_hash,
         }
+        if self.item_hash_version is not None:
+            out["item_hash_version"] = self.item_hash_version
         if self.message:
             out["message"] = self.message
         out.update(self.extra)
         return out
 
 
-_KNOWN = ("ts", "author", "op", "patch", "before_hash", "after_hash", "message")
+_KNOWN = (
+    "ts",
+    "author",
+    "op",
+    "patch",
+    "before_hash",
+    "after_hash",
+    "message",
+    "item_hash_version",
+)
+_RESTORE_HINT = (
+    "restore the file from git (`git checkout -- <file>`), or move the bad line out "
+    "and run `pm validate --repair-history`"
+)
 
 
-def parse_entry(line: str, where: str) -> HistoryEntry:
-    """Parse one history line; CorruptItemError naming the line on failure."""
+def parse_entry(line: str, where: str, number: int = 0) -> HistoryEntry:
+    """Parse one history line; CorruptItemError naming the line and the fix on failure."""
     try:
-        raw = json.loads(line)
+        raw = parse_json(line)
     except ValueError as exc:
-        raise CorruptItemError(f"{where}: not JSON ({exc})") from None
+        if line.startswith(("<<<<<<<", "=======", ">>>>>>>")):
+            raise CorruptItemError(
+                f"{where}: a git conflict marker (a merge was committed unresolved)",
+                hint="`pm history-repair <id>` merges both sides and re-anchors the chain",
+            ) from None
+        raise CorruptItemError(f"{where}: not JSON ({exc})", hint=_RESTORE_HINT) from None
     if not isinstance(raw, dict):
-        raise CorruptItemError(f"{where}: entry is not a JSON object")
+        raise CorruptItemError(f"{where}: entry is not a JSON object", hint=_RESTORE_HINT)
     missing = [k for k in ("ts", "op", "patch") if k not in raw]
     if missing:
-        raise CorruptItemError(f"{where}: entry lacks {', '.join(missing)}")
+        raise CorruptItemError(f"{where}: entry lacks {', '.join(missing)}", hint=_RESTORE_HINT)
     patch = raw["patch"]
     if not isinstance(patch, list) or not all(isinstance(p, dict) for p in patch):
-        raise CorruptItemError(f"{where}: patch is not a list of operations")
+        raise CorruptItemError(f"{where}: patch is not a list of operations", hint=_RESTORE_HINT)
     return HistoryEntry(
         ts=str(raw["ts"]),
         author=str(raw.get("author", "unknown")),
@@ -104,6 +277,8 @@ def parse_entry(line: str, where: str) -> HistoryEntry:
         after_hash=str(raw.get("after_hash", "")),
         message=raw.get("message"),
         extra={k: v for k, v in raw.items() if k not in _KNOWN},
+        item_hash_version=raw.get("item_hash_version"),
+        line=number,
     )
 
 
@@ -125,6 +300,8 @@ def refuse_symlink(history_dir: Path, item_id: str) -> None:
 def append_entry(history_dir: Path, item_id: str, entry: HistoryEntry) -> None:
     """Append one entry with a single write, then fsync."""
     history_dir.mkdir(parents=True, exist_ok=True)
+    import json
+
     line = (json.dumps(entry.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     path = history_path(history_dir, item_id)
     # O_NOFOLLOW: a committed symlink must not make pm append to a file outside the tracker.
@@ -164,6 +341,13 @@ def _last_line(path: Path) -> bytes | None:
         return data.strip() or None
 
 
+def hash_matches(document: Mapping[str, Any], recorded: str, declared: Any = None) -> bool:
+    """True when ``recorded`` is ``document``'s hash in the declared epoch (any, when undeclared)."""
+    if declared is not None:
+        return declared in DECLARED_EPOCHS and item_hash(document, declared) == recorded
+    return any(item_hash(document, epoch) == recorded for epoch in UNDECLARED_EPOCHS)
+
+
 def drift_entry(
     history_dir: Path, item_id: str, current: dict[str, Any], *, ts: str, author: str
 ) -> HistoryEntry | None:
@@ -174,26 +358,30 @@ def drift_entry(
     file one step ahead of its history, and an entry appended on top of that
     would break the chain for good. Recording the gap first keeps every later
     entry verifiable. Only the last line is read in the common, agreeing
-    case; None also when the history cannot be read (``validate`` reports it).
+    case; None also when the history cannot be read or is in an epoch this
+    program does not know (``validate`` reports both).
     """
     line = _last_line(history_path(history_dir, item_id))
-    current_hash = document_hash(current)
     if line is None:
-        recorded = document_hash(EMPTY_DOCUMENT)
+        if item_hash(current) == item_hash(EMPTY_DOCUMENT):
+            return None
     else:
         try:
-            recorded = parse_entry(line.decode("utf-8"), f"history/{item_id}.jsonl").after_hash
+            last = parse_entry(line.decode("utf-8"), f"history/{item_id}.jsonl")
         except (CorruptItemError, UnicodeDecodeError):
             return None
-        if not recorded:
+        if not last.after_hash:
             return None  # an entry without hashes: nothing to compare
-    if recorded == current_hash:
-        return None
+        declared = last.item_hash_version
+        if declared is not None and declared not in DECLARED_EPOCHS:
+            return None
+        if hash_matches(current, last.after_hash, declared):
+            return None
     try:
         replayed = replay(read_entries(history_dir, item_id))
-    except Exception:  # corrupt or unreplayable: leave it to validate
+    except (CorruptItemError, PatchError):  # corrupt or unreplayable: leave it to validate
         return None
-    if document_hash(replayed) == current_hash:
+    if item_hash(replayed) == item_hash(current):
         return None
     return build_entry(
         ts=ts,
@@ -207,7 +395,7 @@ def drift_entry(
 
 
 def read_entries(history_dir: Path, item_id: str) -> list[HistoryEntry]:
-    """Every entry of an item's history, oldest first."""
+    """Every entry of an item's history, oldest first (CorruptItemError on a bad line)."""
     return list(iter_entries(history_dir, item_id))
 
 
@@ -220,7 +408,42 @@ def iter_entries(history_dir: Path, item_id: str) -> Iterator[HistoryEntry]:
         return
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
-            yield parse_entry(line, f"history/{item_id}.jsonl line {number}")
+            yield parse_entry(line, f"history/{item_id}.jsonl line {number}", number)
+
+
+class ReadReport(NamedTuple):
+    """An item's history as far as it reads: the entries before the first bad line."""
+
+    entries: list[HistoryEntry]
+    #: The first line that does not parse, and why (None: every line parsed).
+    error: CorruptItemError | None
+    #: Lines after the bad one that were not read.
+    unread: int = 0
+
+
+def read_history(history_dir: Path, item_id: str) -> ReadReport:
+    """Read an item's history without raising: the good prefix and the first bad line."""
+    path = history_path(history_dir, item_id)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ReadReport([], None)
+    except (OSError, UnicodeDecodeError) as exc:
+        return ReadReport(
+            [],
+            CorruptItemError(f"history/{item_id}.jsonl cannot be read: {exc}", hint=_RESTORE_HINT),
+        )
+    entries: list[HistoryEntry] = []
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(parse_entry(line, f"history/{item_id}.jsonl line {number}", number))
+        except CorruptItemError as exc:
+            rest = sum(1 for later in lines[number:] if later.strip())
+            return ReadReport(entries, exc, rest)
+    return ReadReport(entries, None)
 
 
 def build_entry(
@@ -233,25 +456,44 @@ def build_entry(
     message: str | None = None,
     extra: dict[str, Any] | None = None,
 ) -> HistoryEntry:
-    """An entry recording the change from ``before`` to ``after``."""
+    """An entry recording the change from ``before`` to ``after``, hashed in the current epoch."""
     return HistoryEntry(
         ts=ts,
         author=author,
         op=op,
         patch=make_patch(before, after),
-        before_hash=document_hash(before),
-        after_hash=document_hash(after),
+        before_hash=item_hash(before),
+        after_hash=item_hash(after),
         message=message,
         extra=extra or {},
+        item_hash_version=CURRENT_EPOCH,
     )
 
 
 def replay(entries: list[HistoryEntry], upto: int | None = None) -> dict[str, Any]:
-    """The document after applying the first ``upto`` entries (all when None)."""
-    document = {"metadata": {}, "body": ""}
-    for entry in entries[: len(entries) if upto is None else upto]:
-        document = apply_patch(document, entry.patch)
+    """The document after applying the first ``upto`` entries (all when None).
+
+    Raises :class:`PatchError` naming the entry whose patch does not apply.
+    """
+    document: dict[str, Any] = {"metadata": {}, "body": ""}
+    for number, entry in enumerate(entries[: len(entries) if upto is None else upto], start=1):
+        try:
+            document = apply_patch(document, entry.patch, in_place=True)
+        except PatchError as exc:
+            where = f"line {entry.line}" if entry.line else f"entry {number}"
+            raise PatchError(f"{where} ({entry.op}): {exc}") from None
     return document
+
+
+class ChainProblem(NamedTuple):
+    """One thing wrong with a history chain: where, what, and the fix."""
+
+    line: int
+    message: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}" if self.line else self.message
 
 
 class ChainReport(NamedTuple):
@@ -259,63 +501,159 @@ class ChainReport(NamedTuple):
 
     ok: bool
     entries: int
-    problems: tuple[str, ...] = ()
+    problems: tuple[ChainProblem, ...] = ()
+    #: The epoch the chain's last entry was verified in (None: no entries).
+    epoch: int | None = None
 
 
-def verify_chain(entries: list[HistoryEntry], current_hash: str | None) -> ChainReport:
-    """Check the hash chain and that replay reproduces the current item."""
-    problems: list[str] = []
-    document = {"metadata": {}, "body": ""}
-    previous = document_hash(document)
+#: Fixes named by chain problems.
+FIX_REPAIR = "pm validate --repair-history"
+FIX_RESTORE = (
+    "restore history/<id>.jsonl from git (`git checkout -- <file>`), then pm validate --fix"
+)
+FIX_UPGRADE = "upgrade pm: this entry was written by a newer pm; nothing was changed"
+
+
+def verify_chain(entries: list[HistoryEntry], current: Mapping[str, Any] | None) -> ChainReport:
+    """Check the hash chain, in each entry's epoch, and that it ends at ``current``.
+
+    ``current`` is the item's ``{metadata, body}`` document (None: no file,
+    e.g. a deleted item). An entry declaring an epoch is hashed in it; one
+    that declares none in the epoch the chain last declared, else in the
+    first of epochs 1, 2 and 0 its hashes match (the TypeScript pm's rule,
+    and this program's own earlier hashes). Problems name the line and the fix.
+    """
+    problems: list[ChainProblem] = []
+    document: dict[str, Any] = {"metadata": {}, "body": ""}
+    hashes: dict[int, str] = {}  # the current document's hash per epoch, computed once
+
+    def hash_of(epoch: int) -> str:
+        if epoch not in hashes:
+            if epoch in (1, 2) and (1 in hashes or 2 in hashes) and epochs_agree(document):
+                hashes[epoch] = hashes[1] if 1 in hashes else hashes[2]
+            else:
+                hashes[epoch] = item_hash(document, epoch)
+        return hashes[epoch]
+
+    authoritative: int | None = None
+    verified: int | None = None
     for number, entry in enumerate(entries, start=1):
-        if entry.before_hash and entry.before_hash != previous and entry.op != "create":
-            problems.append(f"entry {number} ({entry.op}) does not follow entry {number - 1}")
+        line = entry.line or number
+        declared = entry.item_hash_version
+        if declared is not None and declared not in DECLARED_EPOCHS:
+            problems.append(
+                ChainProblem(
+                    line,
+                    f"{entry.op} entry has item_hash_version {declared!r}, which this pm does "
+                    f"not know (it knows {', '.join(map(str, DECLARED_EPOCHS))}); the chain from "
+                    "here on is not verified",
+                    FIX_UPGRADE,
+                )
+            )
+            return ChainReport(False, len(entries), tuple(problems), None)
+        if declared is not None:
+            candidates: tuple[int, ...] = (declared,)
+        elif authoritative is not None:
+            candidates = (authoritative,)
+        else:
+            candidates = UNDECLARED_EPOCHS
+        before = [e for e in candidates if hash_of(e) == entry.before_hash]
+        if entry.before_hash and not before and entry.op != "create":
+            problems.append(
+                ChainProblem(
+                    line,
+                    f"{entry.op} entry's before_hash does not follow the entry before it "
+                    "(an entry is missing or was edited)",
+                    FIX_RESTORE,
+                )
+            )
         try:
-            document = apply_patch(document, entry.patch)
-        except Exception as exc:
-            problems.append(f"entry {number} ({entry.op}) patch does not apply: {exc}")
-            break
-        actual = document_hash(document)
-        if entry.after_hash and entry.after_hash != actual:
-            problems.append(f"entry {number} ({entry.op}) after_hash does not match its replay")
-            actual = entry.after_hash
-        previous = actual
-    if current_hash is not None and entries and previous != current_hash:
-        problems.append(
-            "item file differs from the state its history records "
-            "(edited by hand, or a write was interrupted before its history entry)"
-        )
-    return ChainReport(ok=not problems, entries=len(entries), problems=tuple(problems))
+            document = apply_patch(document, entry.patch, in_place=True)
+        except PatchError as exc:
+            problems.append(
+                ChainProblem(line, f"{entry.op} entry's patch does not apply: {exc}", FIX_RESTORE)
+            )
+            return ChainReport(False, len(entries), tuple(problems), verified)
+        hashes = {}
+        epoch = next((e for e in (before or candidates) if hash_of(e) == entry.after_hash), None)
+        if entry.after_hash and epoch is None:
+            problems.append(
+                ChainProblem(
+                    line, f"{entry.op} entry's after_hash does not match its replay", FIX_RESTORE
+                )
+            )
+            epoch = (before or candidates)[0]
+        if epoch is None:
+            epoch = (before or candidates)[0]
+        verified = epoch
+        if declared is not None:
+            authoritative = epoch
+        if entry.after_hash and hash_of(epoch) != entry.after_hash:
+            # Carry on from the recorded state so one bad entry is named once.
+            hashes = {epoch: entry.after_hash}
+    if current is not None and entries:
+        recorded = entries[-1].after_hash or hash_of(verified or CURRENT_EPOCH)
+        epoch = verified if verified is not None else CURRENT_EPOCH
+        if item_hash(current, epoch) != recorded:
+            problems.append(
+                ChainProblem(
+                    0,
+                    "item file differs from the state its history records "
+                    "(edited by hand, or a write was interrupted before its history entry)",
+                    FIX_REPAIR,
+                )
+            )
+    return ChainReport(not problems, len(entries), tuple(problems), verified)
 
 
 def verify_item(store: Store, item_id: str) -> dict[str, Any]:
     """Check one item's history: the hash chain, and that replay gives the file on disk.
 
-    Returns ``{id, ok, entries, problems}``. A deleted item is checked up to
-    its ``delete`` entry; a file whose history never recorded a deletion, or
-    an item with neither file nor history, is named as a problem.
+    Returns ``{id, ok, entries, problems}`` (problems as text naming the
+    line, with ``fixes`` alongside). A deleted item is checked up to its
+    ``delete`` entry; a file whose history never recorded a deletion, or an
+    item with neither file nor history, is named as a problem.
     """
+    where = f"history/{item_id}.jsonl"
     problems: list[str] = []
-    try:
-        entries = read_entries(store.history_dir, item_id)
-    except CorruptItemError as exc:
-        return {"id": item_id, "ok": False, "entries": 0, "problems": [exc.message]}
+    fixes: list[str] = []
+    read = read_history(store.history_dir, item_id)
+    entries = read.entries
     path = store.find_path(item_id)
-    if path is None and not entries:
+    if path is None and not entries and read.error is None:
         raise NotFoundError(f"item {item_id} not found and has no history")
-    current: str | None = None
+    current: dict[str, Any] | None = None
     if path is not None:
         try:
-            current = store.read_path(path).content_hash()
+            current = item_document(store.read_path(path))
         except CorruptItemError as exc:
             problems.append(exc.message)
-        if not entries:
+            fixes.append(exc.hint or "fix the item file by hand, or pm restore it from history")
+        if not entries and read.error is None:
             problems.append("item has no history")
-    elif entries[-1].op != "delete":
+            fixes.append(FIX_REPAIR)
+    elif entries and entries[-1].op != "delete" and read.error is None:
         problems.append("item file is missing but its history does not record a delete")
+        fixes.append(f"pm restore {item_id} {len(entries)}")
+    if read.error is not None:
+        problems.append(read.error.message)
+        fixes.append(read.error.hint or FIX_RESTORE)
+        current = None  # the chain stops at the bad line: the file cannot be compared
     report = verify_chain(entries, current)
-    problems.extend(report.problems)
-    return {"id": item_id, "ok": not problems, "entries": report.entries, "problems": problems}
+    for problem in report.problems:
+        problems.append(f"{where} {problem}" if problem.line else problem.message)
+        fixes.append(problem.fix)
+    out: dict[str, Any] = {
+        "id": item_id,
+        "ok": not problems,
+        "entries": report.entries + read.unread + (1 if read.error else 0),
+        "problems": problems,
+    }
+    if report.epoch is not None:
+        out["item_hash_version"] = report.epoch
+    if fixes:
+        out["fixes"] = fixes
+    return out
 
 
 def version_index(entries: list[HistoryEntry], ref: str) -> int:

@@ -89,6 +89,12 @@ def decode_item(data: bytes, source: str = "item") -> Item:
     try:
         record = toon_format.decode(text)
     except Exception as exc:  # the decoder raises several error types
+        if any(line.startswith("<<<<<<< ") for line in text.splitlines()):
+            raise CorruptItemError(
+                f"{source}: git conflict markers (a merge was committed unresolved)",
+                hint="take one side (`git checkout --ours|--theirs -- FILE`), or redo the merge "
+                "with the drivers: `pm merge install`, then `git checkout -m FILE`",
+            ) from exc
         raise CorruptItemError(
             f"{source}: not valid TOON ({exc})",
             hint="fix the file by hand, or rebuild it from history with `pm restore <id> <version>`",
