@@ -103,6 +103,9 @@ class RequestContext:
     #: Commands the operator withheld (read-only mode, deny list): no tool and
     #: no ``pm_run`` action reaches them.
     withheld_commands: frozenset[str] = frozenset()
+    #: Operator settings that change negotiation, e.g. ``{"skills": "open"}``
+    #: from ``PM_MCP_SKILLS`` (serve the Final Skills text to undeclared clients).
+    options: Mapping[str, str] = attrs.field(factory=dict)
 
     def extension(self, identifier: str) -> Mapping[str, Any] | None:
         """The client's settings for ``identifier``, or None when not declared."""
@@ -261,6 +264,16 @@ class ResourceEntry:
 
 
 @attrs.frozen(slots=True)
+class ResourceTemplateEntry:
+    """One ``resources/templates/list`` entry: an RFC 6570 URI template."""
+
+    uri_template: str
+    name: str
+    mime_type: str = "application/json"
+    description: str = ""
+
+
+@attrs.frozen(slots=True)
 class ResourceContent:
     """The body of a resource read: ``text`` or base64 ``blob``."""
 
@@ -299,6 +312,8 @@ class ResourceProvider:
     gate: Callable[[RequestContext], bool] = lambda _request: True
     #: Raised instead of "not found" when a gated-off read is attempted.
     denied: Callable[[RequestContext], ProtocolError] | None = None
+    #: URI templates under ``prefix`` (``resources/templates/list``), gated like the rest.
+    templates: tuple[ResourceTemplateEntry, ...] = ()
 
 
 @attrs.frozen(slots=True)

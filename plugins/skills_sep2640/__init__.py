@@ -1,8 +1,9 @@
-"""Skills over MCP (the SEP-2640 draft at revision a3e147c) as a pm plugin.
+"""Skills over MCP (the SEP-2640 draft at a3e147c and the Final text) as a pm plugin.
 
-Serves the shipped pm skills and the repository's ``.agents/skills`` to requests
-that declared the pinned revision. Skill text is untrusted guidance, never a
-permission. The public names are re-exported by :mod:`pm_core.sdk`.
+Serves the shipped pm skills and the repository's ``.agents/skills``, each request
+under the text it negotiated (``capability``, ``docs/skills.md``). Skill text is
+untrusted guidance, never a permission. The public names are re-exported by
+:mod:`pm_core.sdk`.
 """
 
 from __future__ import annotations

@@ -11,12 +11,17 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
 from pm_plugins.skills_sep2640.capability import (
+    MCP_PROTOCOL_VERSIONS,
     SKILLS_EXTENSION_ID,
     SKILLS_SERVER_CAPABILITY,
+    SkillsText,
     assert_skills_capability,
+    final_meta,
     missing_capability_error,
     negotiated,
+    skills_text,
 )
 from pm_plugins.skills_sep2640.limits import DEFAULT_LIST_LIMIT
 
@@ -106,6 +111,33 @@ def _with_era(request: RequestContext, result: dict[str, Any]) -> dict[str, Any]
     return result
 
 
+def _final_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A skill entry as the Final text has it: prefixed ``_meta``, Final compatibility."""
+    meta = dict(entry.get("_meta") or {})
+    meta["compatibility"] = {
+        "extension": SKILLS_EXTENSION_ID,
+        "status": "final",
+        "mcpProtocolVersions": list(MCP_PROTOCOL_VERSIONS),
+    }
+    return {**entry, "_meta": final_meta(meta)}
+
+
+def _as_text(text: SkillsText, result: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite a draft-shaped result for the Final text (a no-op for the draft)."""
+    if text == "draft":
+        return result
+    if "skills" in result:
+        result["skills"] = [_final_entry(e) for e in result["skills"]]
+    if "skill" in result:
+        result["skill"] = _final_entry(result["skill"])
+    if "resources" in result:
+        result["resources"] = [
+            {**r, "_meta": final_meta(r["_meta"])} if r.get("_meta") else r
+            for r in result["resources"]
+        ]
+    return result
+
+
 def _params(params: object) -> Mapping[str, Any]:
     if params is None:
         return {}
@@ -128,27 +160,30 @@ class SkillsService:
 
     def skills_list(self, ctx: ServeContext, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """``skills/list {cursor?, limit?}``."""
-        assert_skills_capability(ctx.request)
+        text = assert_skills_capability(ctx.request)
         args = _params(params)
         limit = args.get("limit")
         if limit is None:
             limit = DEFAULT_LIST_LIMIT
         result = self.registry(ctx).list(_optional_str(args, "cursor"), limit)
-        return _with_era(ctx.request, result)
+        return _with_era(ctx.request, _as_text(text, result))
 
     def skills_get(self, ctx: ServeContext, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """``skills/get {uri}``."""
-        assert_skills_capability(ctx.request)
+        text = assert_skills_capability(ctx.request)
         result = self.registry(ctx).get(_required_str(_params(params), "uri"))
-        return _with_era(ctx.request, result)
+        return _with_era(ctx.request, _as_text(text, result))
 
     def directory_read(self, ctx: ServeContext, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """``resources/directory/read {uri, cursor?}`` (needs ``directoryRead``)."""
-        assert_skills_capability(ctx.request, directory_read=True)
+        text = assert_skills_capability(ctx.request, directory_read=True)
         args = _params(params)
-        result = self.registry(ctx).read_directory(
-            _required_str(args, "uri"),
-            _optional_str(args, "cursor"),
+        result = _as_text(
+            text,
+            self.registry(ctx).read_directory(
+                _required_str(args, "uri"),
+                _optional_str(args, "cursor"),
+            ),
         )
         if ctx.request.era == "modern":
             result["resultType"] = "complete"
@@ -157,15 +192,22 @@ class SkillsService:
     # --- resources -----------------------------------------------------------
 
     def list_resources(self, ctx: ServeContext) -> list[ResourceEntry]:
-        """Every skill file, for a request that negotiated the draft; else none."""
-        if not negotiated(ctx.request):
+        """Every skill file, for a request served under either text; else none."""
+        text = skills_text(ctx.request)
+        if text is None:
             return []
-        return self.registry(ctx).resource_entries()
+        entries = self.registry(ctx).resource_entries()
+        if text == "draft":
+            return entries
+        return [attrs.evolve(e, meta=final_meta(e.meta)) if e.meta else e for e in entries]
 
     def read_resource(self, ctx: ServeContext, uri: str) -> ResourceContent:
         """One ``skill://`` file, failing closed without negotiation."""
-        assert_skills_capability(ctx.request)
-        return self.registry(ctx).read(uri)
+        text = assert_skills_capability(ctx.request)
+        content = self.registry(ctx).read(uri)
+        if text == "final" and content.meta:
+            return attrs.evolve(content, meta=final_meta(content.meta))
+        return content
 
     # --- contributions -------------------------------------------------------
 
@@ -182,7 +224,7 @@ class SkillsService:
         )
 
     def resource_provider(self) -> ResourceProvider:
-        """The ``skill://`` provider, gated on the pinned revision per request."""
+        """The ``skill://`` provider, gated per request (draft revision or Final text)."""
         return ResourceProvider(
             prefix="skill://",
             list=self.list_resources,

@@ -26,7 +26,10 @@ def config_schema(_c: WorkspaceContracts) -> Schema:
         {
             "configAction": s.choice(_CONFIG_ACTIONS),
             "key": s.string("Dotted key, e.g. governance.require_close_reason."),
-            "value": {},
+            # Every JSON type a setting can hold, spelled out: an empty schema is untyped.
+            "value": {
+                "anyOf": [{"type": t} for t in ("string", "number", "boolean", "array", "object")]
+            },
         },
         ["configAction"],
     )

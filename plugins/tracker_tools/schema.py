@@ -97,7 +97,8 @@ def item_id() -> Schema:
 
 def priority() -> Schema:
     """Priority 0-4 or its name (critical, high, medium, low, minimal)."""
-    return {"type": ["integer", "string"]}
+    # anyOf, not a type array: portable to single-type dialects (Inspector --strict).
+    return {"anyOf": [{"type": "integer"}, {"type": "string"}]}
 
 
 def item_fields(contracts: WorkspaceContracts) -> dict[str, Schema]:

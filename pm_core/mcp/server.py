@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from pm_core import __version__
 from pm_core.contracts import (
     ConfigurationError,
+    Era,
     ProtocolError,
     RequestContext,
     ServeContext,
@@ -33,6 +34,8 @@ from pm_core.contracts import (
     ToolResult,
 )
 from pm_core.host import Host
+from pm_core.mcp.changes import ChangeWatcher, subscribable
+from pm_core.mcp.results import output_schema
 from pm_core.operator import OperatorPolicy
 from pm_core.tracker.api import Tracker
 from pm_core.tracker.gate import execution
@@ -82,6 +85,8 @@ class PmMcp:
         self._max_response_bytes: int | None = None
         self.command_policy = config.operator.command_policy()
         self._withheld: frozenset[str] | None = None
+        self._options: Mapping[str, str] | None = None
+        self.changes = ChangeWatcher(config.root)
         self.server: Server[Any] = Server(
             "pm-mcp",
             version=__version__,
@@ -90,6 +95,9 @@ class PmMcp:
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
             on_read_resource=self._read_resource,
+            on_list_resource_templates=self._list_resource_templates,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
@@ -113,14 +121,18 @@ class PmMcp:
         params = ctx.session.client_params
         if params is not None and params.client_info is not None:
             client_name = params.client_info.name
+        era: Era = "modern" if ctx.protocol_version in MODERN_VERSIONS else "initialize"
+        if era == "initialize":
+            self.changes.seen(connection_of(ctx))  # it hears of tool list changes from now on
         return RequestContext(
-            era="modern" if ctx.protocol_version in MODERN_VERSIONS else "initialize",
+            era=era,
             protocol_version=ctx.protocol_version,
             extensions=extensions,
             client_name=client_name,
             profile=self.config.profile,
             tool_allowlist=self.config.tool_allowlist,
             workspace=self.config.root.parent.parent,
+            options=self.options,
             withheld_commands=self.withheld_commands,
         )
 
@@ -139,6 +151,13 @@ class PmMcp:
         """The profile's tools for ``purpose``, minus those the operator removed."""
         selected = self.host.select_tools(self.catalog(request, tracker), request, purpose)
         return self.config.operator.select(selected)
+
+    @property
+    def options(self) -> Mapping[str, str]:
+        """Operator settings that change negotiation (ConfigurationError if invalid)."""
+        if self._options is None:
+            self._options = {"skills": skills_mode(self.config.env)}
+        return self._options
 
     def tracker(self, args: Mapping[str, Any] | None = None) -> Tracker:
         """A tracker for this call: the server's root, the call's author."""
@@ -179,6 +198,7 @@ class PmMcp:
     def check_startup(self) -> None:
         """Validate the profile configuration and limits (raises ConfigurationError)."""
         _ = self.max_response_bytes
+        _ = self.options
         byte_limit(self.config.env, "PM_MCP_MAX_REQUEST_BYTES", 1)  # only checked here
         request = RequestContext(
             profile=self.config.profile, tool_allowlist=self.config.tool_allowlist
@@ -215,34 +235,39 @@ class PmMcp:
     def call(
         self, request: RequestContext, name: str, args: dict[str, Any], pointer: bool
     ) -> types.CallToolResult:
-        """Run one tool call; failures become ``isError`` results with the pm exit code."""
+        """Run one tool call; failures become ``isError`` results with the pm exit code.
+
+        A tool this request cannot call (unknown, or outside its profile) is a
+        protocol error, -32602, as the specification has it: there is no
+        execution whose failure a result could report.
+        """
         try:
             tracker = self.tracker(args)
             callable_tools = self.select_tools(request, tracker, "call")
-            by_name = {t.name: t for t in callable_tools}
-            if name not in by_name:
-                known = name in self.host.tools()
-                withheld = next(
-                    (
-                        self.config.operator.withheld(t)
-                        for t in self.catalog(request, tracker)
-                        if t.name == name
-                    ),
-                    None,
-                )
-                why = withheld or (
-                    f"tool {name} is not enabled in the {request.profile} profile"
-                    if known
-                    else f"unknown tool {name}"
-                )
-                return error_result(
-                    {
-                        "error": why,
-                        "code": USAGE_CODE,
-                        "hint": "call tools/list for the tools you may use",
-                    },
-                    pointer,
-                )
+            withheld = next(
+                (
+                    self.config.operator.withheld(t)
+                    for t in self.catalog(request, tracker)
+                    if t.name == name
+                ),
+                None,
+            )
+        except PmError as exc:
+            return error_result(exc.to_json(), pointer)
+        by_name = {t.name: t for t in callable_tools}
+        if name not in by_name:
+            known = name in self.host.tools()
+            why = withheld or (
+                f"tool {name} is not enabled in the {request.profile} profile"
+                if known
+                else f"unknown tool {name}"
+            )
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"{why}; call tools/list for the tools you may use",
+                {"field": "name", "tool": name},
+            )
+        try:
             descriptor = by_name[name]
             warnings = undeclared_arguments(descriptor, args)
             spec = self.host.tools()[name]
@@ -312,6 +337,44 @@ class PmMcp:
             return out
 
         return types.ListResourcesResult(resources=await self._run(build))
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        request = self.request_context(ctx)
+        templates = [
+            types.ResourceTemplate(
+                uri_template=t.uri_template,
+                name=t.name,
+                mime_type=t.mime_type,
+                description=t.description or None,
+            )
+            for provider in self.host.resource_providers()
+            if provider.templates and provider.gate(request)
+            for t in provider.templates
+        ]
+        return types.ListResourceTemplatesResult(resource_templates=templates)
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        uri = str(params.uri)
+        self.request_context(ctx)
+        if not subscribable(uri):
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"updates of {uri} are not watched; subscribe to pm://workspace/context, "
+                "claims, focus, agent-guide, pm://items/{id} or pm://items/{id}/history",
+                {"field": "uri", "uri": uri},
+            )
+        self.changes.subscribe(connection_of(ctx), uri)
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self.changes.unsubscribe(connection_of(ctx), str(params.uri))
+        return types.EmptyResult()
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
@@ -447,17 +510,26 @@ class PmMcp:
     async def _advertise_extensions(
         self, ctx: ServerRequestContext[Any, Any], call_next: Any
     ) -> Any:
-        """Put ``capabilities.extensions`` back into ``initialize`` (SDK bug: dropped)."""
+        """Put ``capabilities.extensions`` back into ``initialize`` (SDK bug: dropped),
+        and declare ``tools.listChanged``: initialize-era sessions are told (changes.py)."""
         result = await call_next(ctx)
-        if ctx.method == "initialize" and isinstance(result, dict) and self.server.extensions:
+        if ctx.method == "initialize" and isinstance(result, dict):
             caps = result.setdefault("capabilities", {})
-            caps.setdefault("extensions", copy.deepcopy(self.server.extensions))
+            if self.server.extensions:
+                caps.setdefault("extensions", copy.deepcopy(self.server.extensions))
+            if isinstance(caps.get("tools"), dict):
+                caps["tools"]["listChanged"] = True
         return result
 
 
-def _with_note(text: str, note: str | None, gap: str = " ") -> str:
-    """``text`` led by the operator's ``note`` (read-only mode), when there is one."""
-    return f"{note}{gap}{text}" if note else text
+def connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """The client connection behind a request: one per stdio process or HTTP session.
+
+    ``ctx.session`` is built afresh for every request; the connection outlives
+    it and sends on the session's standalone channel (the SDK keeps it on the
+    session as ``_connection``; a session is the fallback).
+    """
+    return getattr(ctx.session, "_connection", ctx.session)
 
 
 def _tracker_root(raw: str) -> Path:
@@ -479,6 +551,7 @@ def wire_tool(tool: ToolDescriptor) -> types.Tool:
         title=tool.title or None,
         description=tool.description,
         input_schema=dict(tool.input_schema),
+        output_schema=output_schema(tool.name),
         annotations=types.ToolAnnotations(
             title=tool.title or None,
             read_only_hint=effects.read_only,
@@ -488,6 +561,11 @@ def wire_tool(tool: ToolDescriptor) -> types.Tool:
         ),
         _meta=dict(tool.meta) if tool.meta else None,
     )
+
+
+def _with_note(text: str, note: str | None, gap: str = " ") -> str:
+    """``text`` led by the operator's ``note`` (read-only mode), when there is one."""
+    return f"{note}{gap}{text}" if note else text
 
 
 def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[str]:
@@ -502,6 +580,24 @@ def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[
 
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+#: ``PM_MCP_SKILLS``: ``negotiated`` serves skills only to clients that declare
+#: the extension; ``open`` also serves clients that declare nothing, per the
+#: Final Skills text (see docs/skills.md).
+SKILLS_MODES = ("negotiated", "open")
+
+
+def skills_mode(env: Mapping[str, str]) -> str:
+    """``PM_MCP_SKILLS`` checked against :data:`SKILLS_MODES` (blank: ``negotiated``)."""
+    raw = env.get("PM_MCP_SKILLS", "").strip().lower()
+    if not raw:
+        return "negotiated"
+    if raw not in SKILLS_MODES:
+        raise ConfigurationError(
+            f"PM_MCP_SKILLS must be one of {', '.join(SKILLS_MODES)}, got {raw!r}"
+        )
+    return raw
 
 
 def byte_limit(
@@ -520,14 +616,9 @@ def byte_limit(
     return value
 
 
-def _wire_bytes(text: str, structured: Mapping[str, Any], pointer: bool) -> int:
-    """About what a result costs on the wire: the text plus ``structuredContent``."""
-    text_bytes = len(text.encode("utf-8"))
-    if pointer:
-        return text_bytes + len(_dump(structured).encode("utf-8"))
-    if "warnings" in structured:
-        return 2 * text_bytes  # the text is the structured JSON itself
-    return 2 * text_bytes + len('{"result":}')
+def _wire_bytes(texts: Sequence[str], structured: Mapping[str, Any]) -> int:
+    """About what a result costs on the wire: the texts plus ``structuredContent``."""
+    return sum(len(t.encode("utf-8")) for t in texts) + len(_dump(structured).encode("utf-8"))
 
 
 def success_result(
@@ -535,16 +626,21 @@ def success_result(
 ) -> types.CallToolResult:
     """``structuredContent: {result, warnings?}`` plus JSON text (or a pointer).
 
-    With ``max_bytes``, a result larger than that on the wire is replaced by an
-    ``isError`` result saying so: an agent can narrow the call, but cannot do
-    anything useful with a response its client drops or truncates.
+    The first text content is always the result itself (the same JSON as
+    ``structuredContent.result``, whether or not there are warnings); warnings
+    follow as a second text, ``{"warnings": [...]}``, for clients that read
+    only text. With ``max_bytes``, a result larger than that on the wire is
+    replaced by an ``isError`` result saying so: an agent can narrow the call,
+    but cannot do anything useful with a response its client drops or truncates.
     """
     structured: dict[str, Any] = {"result": result}
     if warnings:
         structured["warnings"] = list(warnings)
-    text = POINTER_TEXT if pointer else _dump(structured if warnings else result)
+    texts = [POINTER_TEXT if pointer else _dump(result)]
+    if warnings and not pointer:
+        texts.append(_dump({"warnings": list(warnings)}))
     if max_bytes is not None:
-        size = _wire_bytes(text, structured, pointer)
+        size = _wire_bytes(texts, structured)
         if size > max_bytes:
             return error_result(
                 {
@@ -558,7 +654,8 @@ def success_result(
                 pointer,
             )
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=structured
+        content=[types.TextContent(type="text", text=t) for t in texts],
+        structured_content=structured,
     )
 
 

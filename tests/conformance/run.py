@@ -12,7 +12,10 @@ expected one, 1 on an unexpected failure or an unexpected pass (a stale entry),
 2 when the suite cannot be installed or started (the message says what blocks it).
 
 The CLI is the 0.2.0 alpha because the latest stable release (0.1.16) has no
-2026-07-28 scenarios; both run the same handshake-era checks.
+2026-07-28 scenarios; both run the same handshake-era checks. Runs cover
+2025-06-18, 2025-11-25 and 2026-07-28 and the Skills extension scenarios, the
+server started with ``PM_MCP_SKILLS=open`` (the suite's client declares no
+extensions).
 """
 
 from __future__ import annotations
@@ -39,24 +42,83 @@ sys.path.insert(0, str(ROOT))
 
 NODE_VERSION = "22.23.3"
 CONFORMANCE_VERSION = "0.2.0-alpha.12"
+OLDER = "2025-06-18"
 HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
+ALL = (OLDER, HANDSHAKE, MODERN)
+BOTH_HANDSHAKE = (OLDER, HANDSHAKE)
+#: Scenario -> the spec versions it is run at ("" for extension scenarios, which
+#: carry no version). Every server scenario of the suite is here except those
+#: for capabilities pm does not declare (see the header of expected-failures.yml).
+SCENARIOS: dict[str, tuple[str, ...]] = {
+    "server-initialize": BOTH_HANDSHAKE,
+    "server-session-lifecycle": BOTH_HANDSHAKE,
+    "server-stateless": (MODERN,),
+    "ping": BOTH_HANDSHAKE,
+    "tools-list": ALL,
+    "tools-call-simple-text": ALL,
+    "tools-call-image": ALL,
+    "tools-call-audio": ALL,
+    "tools-call-embedded-resource": ALL,
+    "tools-call-mixed-content": ALL,
+    "tools-call-with-logging": BOTH_HANDSHAKE,
+    "tools-call-error": ALL,
+    "tools-call-with-progress": ALL,
+    "tools-call-sampling": BOTH_HANDSHAKE,
+    "tools-call-elicitation": BOTH_HANDSHAKE,
+    "json-schema-2020-12": (HANDSHAKE, MODERN),
+    "elicitation-sep1034-defaults": (HANDSHAKE,),
+    "elicitation-sep1330-enums": (HANDSHAKE,),
+    "server-sse-polling": (HANDSHAKE,),
+    "server-sse-multiple-streams": (HANDSHAKE, MODERN),
+    "resources-list": ALL,
+    "resources-read-text": ALL,
+    "resources-read-binary": ALL,
+    "resources-templates-read": ALL,
+    "resources-subscribe": BOTH_HANDSHAKE,
+    "resources-unsubscribe": BOTH_HANDSHAKE,
+    "sep-2164-resource-not-found": (MODERN,),
+    "sep-2640-skills-enumeration": ("",),
+    "sep-2640-skills-directory": ("",),
+    "sep-2640-skills-manifest": ("",),
+    "prompts-list": ALL,
+    "prompts-get-simple": ALL,
+    "prompts-get-with-args": ALL,
+    "prompts-get-embedded-resource": ALL,
+    "prompts-get-with-image": ALL,
+    "dns-rebinding-protection": (HANDSHAKE, MODERN),
+    "caching": (MODERN,),
+    "http-header-validation": (MODERN,),
+    "http-custom-header-server-validation": (MODERN,),
+    **{
+        f"input-required-result-{name}": (MODERN,)
+        for name in (
+            "basic-elicitation",
+            "basic-sampling",
+            "basic-list-roots",
+            "request-state",
+            "multiple-input-requests",
+            "multi-round",
+            "missing-input-response",
+            "non-tool-request",
+            "result-type",
+            "unsupported-methods",
+            "tampered-state",
+            "capability-check",
+            "ignore-extra-params",
+            "validate-input",
+        )
+    },
+}
 #: (scenario, spec version, forced). Forced runs are scenarios the suite retires at
 #: that version; running them pins that pm-mcp refuses what the version removed.
 RUNS: tuple[tuple[str, str, bool], ...] = (
-    ("server-initialize", HANDSHAKE, False),
-    ("ping", HANDSHAKE, False),
-    ("tools-list", HANDSHAKE, False),
-    ("resources-list", HANDSHAKE, False),
-    ("prompts-list", HANDSHAKE, False),
-    ("dns-rebinding-protection", HANDSHAKE, False),
-    ("tools-list", MODERN, False),
-    ("resources-list", MODERN, False),
-    ("prompts-list", MODERN, False),
-    ("dns-rebinding-protection", MODERN, False),
-    ("http-header-validation", MODERN, False),
+    *((s, v, False) for s, versions in SCENARIOS.items() for v in versions),
     ("ping", MODERN, True),
 )
+#: The server's environment: skills open to clients that declare nothing, as the
+#: conformance client does (docs/skills.md).
+SERVER_ENV = {"PM_MCP_SKILLS": "open"}
 
 
 class Blocked(RuntimeError):
@@ -144,10 +206,12 @@ def run_scenario(
     node: Path, cli: Path, url: str, scenario: str, version: str, force: bool, out: Path
 ) -> Outcome:
     """One CLI run; reads its checks.json."""
-    key = f"{scenario}@{version}"
+    key = f"{scenario}@{version or 'extension'}"
     out.mkdir(parents=True)
     command = [str(node), str(cli), "server", "--url", url, "--scenario", scenario]
-    command += ["--spec-version", version, "-o", str(out)]
+    if version:
+        command += ["--spec-version", version]
+    command += ["-o", str(out)]
     if force:
         command.append("--force")
     done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
@@ -180,7 +244,7 @@ def pm_server() -> Iterator[str]:
         tracker = Tracker(repo / ".agents" / "pm", author="conformance", env={})
         tracker.init()
         tracker.create({"title": "An item so listings are not empty"})
-        server = HttpServer(repo)
+        server = HttpServer(repo, env=SERVER_ENV)
         try:
             yield server.url
         finally:
@@ -240,7 +304,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_all(node: Path, cli: Path, url: str, out: Path, jobs: int) -> list[Outcome]:
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = [
-            pool.submit(run_scenario, node, cli, url, s, v, f, out / f"{s}@{v}") for s, v, f in RUNS
+            pool.submit(
+                run_scenario,
+                node,
+                cli,
+                url,
+                s,
+                v,
+                f,
+                out / f"{s}@{v or 'extension'}{'-forced' if f else ''}",
+            )
+            for s, v, f in RUNS
         ]
         return [f.result() for f in futures]
 

@@ -1,5 +1,6 @@
-"""The official MCP conformance suite against ``pm-mcp --http``: both protocol
-eras, with every exception listed and explained in
+"""The official MCP conformance suite against ``pm-mcp --http``: 2025-06-18,
+2025-11-25, 2026-07-28 and the Skills extension scenarios, with every exception
+(suite fixtures pm does not serve) listed and explained in
 ``tests/conformance/expected-failures.yml``.
 
 ``tests/conformance/run.py`` installs Node 22 and the pinned CLI through npm on
@@ -25,10 +26,20 @@ def test_conformance_suite_meets_the_expected_failures_file() -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=2400,
         check=False,
     )
     print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 unexpected" in done.stdout
     assert "http-header-validation@2026-07-28" in done.stdout
+    for passing in (
+        "sep-2640-skills-enumeration@extension",
+        "sep-2640-skills-directory@extension",
+        "sep-2640-skills-manifest@extension",
+        "caching@2026-07-28",
+        "tools-list@2025-06-18",
+        "resources-list@2025-11-25",
+    ):
+        line = next(ln for ln in done.stdout.splitlines() if passing in ln)
+        assert " passed:" in line, line

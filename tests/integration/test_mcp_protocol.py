@@ -143,3 +143,25 @@ def test_bad_profile_configuration_exits_64_with_one_line(
     assert len(message) == 1
     assert needle in message[0]
     assert done.stdout == b""
+
+
+@pytest.mark.parametrize("era", ["initialize", "modern"])
+def test_unknown_or_unselected_tool_is_a_32602_protocol_error(repo: Path, era: str) -> None:
+    with McpProcess(repo) as server:
+        if era == "initialize":
+            server.initialize()
+
+        def call(name: str, arguments: dict[str, object]) -> dict[str, object]:
+            params = {"name": name, "arguments": arguments}
+            if era == "initialize":
+                return server.request("tools/call", params)
+            return server.modern("tools/call", params)
+
+        unknown = call("pm_nope", {})
+        assert unknown["error"]["code"] == -32602, unknown  # type: ignore[index]
+        assert "unknown tool pm_nope" in unknown["error"]["message"]  # type: ignore[index]
+        hidden = call("pm_schema", {})  # a full-profile tool; the default is core
+        assert hidden["error"]["code"] == -32602, hidden  # type: ignore[index]
+        assert "not enabled in the core profile" in hidden["error"]["message"]  # type: ignore[index]
+        failing = call("pm_get", {"id": "pm-doesnotexist"})  # execution fails: a result
+        assert failing["result"]["isError"] is True, failing  # type: ignore[index]

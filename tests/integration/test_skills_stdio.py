@@ -50,8 +50,6 @@ SKILL_METHODS: dict[str, tuple[str, dict[str, Any]]] = {
 #: Declarations that must be refused with -32021 on every skills method.
 REFUSED: dict[str, dict[str, Any]] = {
     "nothing-declared": {},
-    "empty-settings": {SKILLS_EXTENSION_ID: {}},
-    "missing-revision": declaration(revision=None),
     "wrong-revision": declaration(revision="SEP-2640@0000000000000000000000000000000000000000"),
     "abbreviated-revision": declaration(revision="SEP-2640@a3e147c"),
     "revision-not-a-string": declaration(revision=2640),
@@ -163,7 +161,7 @@ def test_capabilities_are_not_remembered_between_modern_requests(
 # --- negotiation, initialize era: capabilities declared once ------------------------------
 
 
-@pytest.mark.parametrize("case", ["nothing-declared", "wrong-revision", "missing-revision"])
+@pytest.mark.parametrize("case", ["nothing-declared", "wrong-revision", "abbreviated-revision"])
 def test_initialize_era_skills_requests_without_the_pinned_revision_are_32021(
     repo: Path, case: str
 ) -> None:

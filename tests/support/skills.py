@@ -26,6 +26,7 @@ def request(
     directory_read: bool | None = True,
     declare: bool = True,
     settings: Any = _UNSET,
+    options: dict[str, str] | None = None,
 ) -> RequestContext:
     """A request that declared (or not) the skills extension with these settings."""
     extensions: dict[str, Any] = {}
@@ -39,7 +40,12 @@ def request(
             declared["directoryRead"] = directory_read
         extensions[SKILLS_EXTENSION_ID] = declared
     protocol = "2026-07-28" if era == "modern" else "2025-11-25"
-    return RequestContext(era=era, protocol_version=protocol, extensions=extensions)  # type: ignore[arg-type]
+    return RequestContext(
+        era=era,  # type: ignore[arg-type]
+        protocol_version=protocol,
+        extensions=extensions,
+        options=options or {},
+    )
 
 
 def serve(request_ctx: RequestContext, origins: Sequence[SkillOrigin], tmp: Path) -> ServeContext:

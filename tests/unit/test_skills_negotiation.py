@@ -1,4 +1,8 @@
-"""Skills over MCP is served only to requests that declared the pinned draft."""
+"""Skills over MCP is refused to requests that negotiated neither text.
+
+The Final-text cases (no ``revision``, the ``open`` opt-in) are in
+``test_skills_texts.py``.
+"""
 
 from __future__ import annotations
 
@@ -62,13 +66,12 @@ def test_advertised_settings_are_a_copy_callers_cannot_corrupt() -> None:
     "ctx",
     [
         request(declare=False),
-        request(revision=None),
         request(revision="SEP-2640@0000000000000000000000000000000000000000"),
         request(revision="SEP-2640@a3e147c"),
         request(settings="yes"),
         request(era="initialize", declare=False),
     ],
-    ids=["undeclared", "no-revision", "other-revision", "short-sha", "not-a-map", "init-era"],
+    ids=["undeclared", "other-revision", "short-sha", "not-a-map", "init-era"],
 )
 @pytest.mark.parametrize("method", ["skills/list", "skills/get", "resources/directory/read"])
 def test_methods_without_the_exact_revision_fail_with_32021(
