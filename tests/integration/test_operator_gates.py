@@ -179,6 +179,10 @@ def test_read_only_mode_lists_and_serves_only_read_tools(
     refused = wire.refused("pm_update", {"id": item, "options": {"title": "Changed"}})
     assert "read-only mode" in refused
     assert tracker.get(item).title == "Readable"
+    # pm_next stays (it reads), but its claim option writes: refused, nothing claimed.
+    claimed = error_text(wire.call("pm_next", {"options": {"claim": True}}))
+    assert "read-only mode" in claimed
+    assert tracker.claims(fetch=False)["leases"] == []
     prompt = wire.request("prompts/get", {"name": "claim-and-start", "arguments": {"id": item}})
     text = prompt["result"]["messages"][0]["content"]["text"]
     assert text.startswith("Note: this server runs in read-only mode")
