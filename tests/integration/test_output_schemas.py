@@ -20,6 +20,7 @@ from mcp import Client
 from pm_core.host import build_host
 from pm_core.mcp.results import RESULTS
 from pm_core.mcp.server import PmMcp, ServerConfig
+from pm_core.operator import OperatorPolicy
 
 pytestmark = pytest.mark.anyio
 
@@ -103,9 +104,16 @@ def _remember(ids: dict[str, str], tool: str, result: Any) -> None:
 async def test_every_result_is_valid_against_its_output_schema(
     repo: Path, profile: str, mode: str
 ) -> None:
+    # Commands on: pm_test links and runs a command, and its result is validated too.
     app = PmMcp(
         build_host({}),
-        ServerConfig(root=repo / ".agents" / "pm", profile=profile, author="tester", env={}),
+        ServerConfig(
+            root=repo / ".agents" / "pm",
+            profile=profile,
+            author="tester",
+            env={},
+            operator=OperatorPolicy(allow_commands=True),
+        ),
     )
     async with Client(app.server, mode=mode) as client:  # type: ignore[arg-type]
         listed = {t.name: t for t in (await client.list_tools()).tools}
