@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import attrs
 import mcp.types as types
 import structlog
 from mcp import MCPError
@@ -23,7 +22,6 @@ from pydantic import ValidationError
 
 from pm_core import __version__
 from pm_core.contracts import (
-    ConfigurationError,
     Era,
     ProtocolError,
     RequestContext,
@@ -35,40 +33,29 @@ from pm_core.contracts import (
 )
 from pm_core.host import Host
 from pm_core.mcp.changes import ChangeWatcher, subscribable
+from pm_core.mcp.config import DEFAULT_MAX_RESPONSE_BYTES as DEFAULT_MAX_RESPONSE_BYTES
+from pm_core.mcp.config import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
+from pm_core.mcp.config import INSTRUCTIONS as INSTRUCTIONS
+from pm_core.mcp.config import MODERN_VERSIONS as MODERN_VERSIONS
+from pm_core.mcp.config import SKILLS_MODES as SKILLS_MODES
+from pm_core.mcp.config import ServerConfig as ServerConfig
+from pm_core.mcp.config import byte_limit as byte_limit
+from pm_core.mcp.config import check_startup as _check_startup
+from pm_core.mcp.config import skills_mode as skills_mode
 from pm_core.mcp.results import output_schema
 from pm_core.tracker.api import Tracker
 from pm_core.tracker.model.errors import PmError, UsageError
 
 log = structlog.get_logger("pm.mcp")
 
-MODERN_VERSIONS = ("2026-07-28",)
-HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18")
 #: Tool-level usage errors (unselected tool, bad discovery input) carry this code.
 USAGE_CODE = 64
 #: Resource not found: -32602 since SEP-2164 (-32002 is retired and never reused).
 RESOURCE_NOT_FOUND = -32602
-#: Tool results bigger than this on the wire become an error asking to narrow the call.
-DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 POINTER_TEXT = (
     "The canonical result is structuredContent.result (negotiated "
     "progressive discovery); this text carries no other data."
 )
-INSTRUCTIONS = (
-    "pm is this repository's project tracker. Start with pm_context or pm_next, "
-    "claim before you work (pm_claim), record evidence (pm_comments, pm_files, "
-    "pm_test) and close with a reason (pm_close)."
-)
-
-
-@attrs.define(slots=True)
-class ServerConfig:
-    """What ``pm-mcp`` was started with."""
-
-    root: Path
-    profile: str = "core"
-    tool_allowlist: tuple[str, ...] | None = None
-    author: str | None = None
-    env: Mapping[str, str] = attrs.field(factory=dict)
 
 
 class PmMcp:
@@ -176,12 +163,7 @@ class PmMcp:
         """Validate the profile configuration and limits (raises ConfigurationError)."""
         _ = self.max_response_bytes
         _ = self.options
-        byte_limit(self.config.env, "PM_MCP_MAX_REQUEST_BYTES", 1)  # only checked here
-        request = RequestContext(
-            profile=self.config.profile, tool_allowlist=self.config.tool_allowlist
-        )
-        tracker = self.tracker()
-        self.host.select_tools(self.catalog(request, tracker), request, "list")
+        _check_startup(self.host, self.config)
 
     # ------------------------------------------------------------ tools
 
@@ -527,40 +509,6 @@ def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[
 
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-#: ``PM_MCP_SKILLS``: ``negotiated`` serves skills only to clients that declare
-#: the extension; ``open`` also serves clients that declare nothing, per the
-#: Final Skills text (see docs/skills.md).
-SKILLS_MODES = ("negotiated", "open")
-
-
-def skills_mode(env: Mapping[str, str]) -> str:
-    """``PM_MCP_SKILLS`` checked against :data:`SKILLS_MODES` (blank: ``negotiated``)."""
-    raw = env.get("PM_MCP_SKILLS", "").strip().lower()
-    if not raw:
-        return "negotiated"
-    if raw not in SKILLS_MODES:
-        raise ConfigurationError(
-            f"PM_MCP_SKILLS must be one of {', '.join(SKILLS_MODES)}, got {raw!r}"
-        )
-    return raw
-
-
-def byte_limit(
-    env: Mapping[str, str], name: str, default: int, *, unit: str = "number of bytes"
-) -> int:
-    """A positive count from ``env[name]`` (``default`` when unset or blank)."""
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ConfigurationError(f"{name} must be a positive {unit}, got {raw!r}")
-    return value
 
 
 def _wire_bytes(texts: Sequence[str], structured: Mapping[str, Any]) -> int:

@@ -1,0 +1,219 @@
+"""The stdio fast start: ``initialize`` and the first ``tools/list`` before the SDK loads.
+
+Importing the MCP SDK costs most of ``pm-mcp``'s start-up (its generated
+``mcp_types`` models alone take longer than the rest of pm). A client's first
+two requests need none of it: the ``initialize`` answer is fixed by the server,
+and ``tools/list`` is pm's own catalog. So the stdio path answers those two
+here, by hand, then imports the SDK and hands the stream over, replaying what
+it read (``initialize`` and ``tools/list`` under private ids whose answers the
+transport drops) so the SDK session ends in the state it would have reached.
+
+Only plain, well-formed messages take this path; anything else (a cursor,
+``_meta``, an unknown capability, the 2026-07-28 era) is replayed to the SDK
+untouched, so behaviour stays the SDK's. The answers are the bytes the SDK
+path writes: key order follows the SDK's per-version result models (fields
+alphabetical, extra schema keys after the declared ones), and
+``tests/integration/test_mcp_fast_start.py`` compares both paths byte for byte.
+``PM_MCP_FAST_START=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pm_core import __version__
+from pm_core.contracts import RequestContext
+from pm_core.host import Host
+from pm_core.mcp.config import HANDSHAKE_VERSIONS, INSTRUCTIONS, ServerConfig, skills_mode
+from pm_core.mcp.results import output_schema
+from pm_core.mcp.stdio import StdioPipes
+from pm_core.tracker.api import Tracker
+
+#: Ids the replayed requests carry; their SDK answers are dropped.
+REPLAY_INITIALIZE = "pm-fast-start/initialize"
+REPLAY_TOOLS_LIST = "pm-fast-start/tools-list"
+#: Client capabilities whose shape this path checks; any other sends the
+#: handshake to the SDK, which validates it.
+_DICT_CAPABILITIES = ("experimental", "extensions")
+_EMPTY_CAPABILITIES = ("sampling", "elicitation")
+#: Declared fields of the SDK's tool schema models, in their wire order.
+_SCHEMA_FIELDS = ("$schema", "properties", "required", "type")
+
+Replay = list[tuple[bytes, bool]]
+
+
+def enabled(env: Mapping[str, str]) -> bool:
+    """Whether ``PM_MCP_FAST_START`` leaves the fast start on (default on)."""
+    return env.get("PM_MCP_FAST_START", "").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _dump(body: Mapping[str, Any]) -> bytes:
+    return (json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _request_id(rid: Any) -> bool:
+    return (isinstance(rid, int) and not isinstance(rid, bool)) or isinstance(rid, str)
+
+
+def _message(line: bytes, method: str) -> dict[str, Any] | None:
+    """``line`` as a plain JSON-RPC message calling ``method``, else None."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or value.get("jsonrpc") != "2.0":
+        return None
+    if value.get("method") != method or not set(value) <= {"jsonrpc", "id", "method", "params"}:
+        return None
+    return value
+
+
+def _capabilities_plain(caps: Any) -> bool:
+    if not isinstance(caps, dict):
+        return False
+    for key, value in caps.items():
+        if key in _DICT_CAPABILITIES:
+            if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(v, dict) for k, v in value.items()
+            ):
+                return False
+        elif key in _EMPTY_CAPABILITIES:
+            if value != {}:
+                return False
+        elif key == "roots":
+            if not isinstance(value, dict) or not set(value) <= {"listChanged"}:
+                return False
+            if "listChanged" in value and not isinstance(value["listChanged"], bool):
+                return False
+        else:
+            return False
+    return True
+
+
+def _initialize(line: bytes) -> dict[str, Any] | None:
+    """A plain ``initialize`` request of a handshake version this path knows."""
+    message = _message(line, "initialize")
+    if message is None or not _request_id(message.get("id")):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or set(params) != {
+        "protocolVersion",
+        "capabilities",
+        "clientInfo",
+    }:
+        return None
+    info = params["clientInfo"]
+    if (
+        params["protocolVersion"] not in HANDSHAKE_VERSIONS
+        or not _capabilities_plain(params["capabilities"])
+        or not isinstance(info, dict)
+        or not set(info) <= {"name", "version", "title"}
+        or not all(isinstance(info.get(k), str) for k in ("name", "version"))
+        or not isinstance(info.get("title", ""), str)
+    ):
+        return None
+    return message
+
+
+def _schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool schema in the SDK model's key order: declared fields, then the rest."""
+    out = {k: schema[k] for k in _SCHEMA_FIELDS if schema.get(k) is not None}
+    out.update((k, v) for k, v in schema.items() if k not in _SCHEMA_FIELDS)
+    return out
+
+
+class FastStart:
+    """Answers the handshake and the first ``tools/list`` of one stdio connection."""
+
+    def __init__(self, host: Host, config: ServerConfig, pipes: StdioPipes) -> None:
+        self.host = host
+        self.config = config
+        self.pipes = pipes
+
+    def initialize_result(self, version: str) -> dict[str, Any]:
+        """What the SDK path answers ``initialize`` with."""
+        caps: dict[str, Any] = {
+            "prompts": {"listChanged": False},
+            "resources": {"listChanged": False, "subscribe": True},
+            "tools": {"listChanged": True},
+        }
+        extensions = {e.identifier: dict(e.settings) for e in self.host.protocol_extensions()}
+        if extensions:
+            caps["extensions"] = json.loads(json.dumps(extensions))
+        return {
+            "capabilities": caps,
+            "instructions": INSTRUCTIONS,
+            "protocolVersion": version,
+            "serverInfo": {"name": "pm-mcp", "version": __version__},
+        }
+
+    def tools_result(self, version: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """What the SDK path answers the first ``tools/list`` with."""
+        info = params["clientInfo"]
+        request = RequestContext(
+            era="initialize",
+            protocol_version=version,
+            extensions=dict(params["capabilities"].get("extensions") or {}),
+            client_name=info["name"],
+            profile=self.config.profile,
+            tool_allowlist=self.config.tool_allowlist,
+            workspace=self.config.root.parent.parent,
+            options={"skills": skills_mode(self.config.env)},
+        )
+        tracker = Tracker(self.config.root, author=self.config.author, env=self.config.env)
+        catalog = self.host.catalog(tracker.schema.contracts(), request=request)
+        selected = self.host.select_tools(catalog, request, "list")
+        tools = []
+        for tool in self.host.decorate_tools(selected, request):
+            wire: dict[str, Any] = {}
+            if tool.meta:
+                wire["_meta"] = dict(tool.meta)
+            if tool.description is not None:
+                wire["description"] = tool.description
+            wire["inputSchema"] = _schema(tool.input_schema)
+            wire["name"] = tool.name
+            schema = output_schema(tool.name)
+            if schema is not None:
+                wire["outputSchema"] = _schema(schema)
+            tools.append(wire)
+        return {"tools": tools}
+
+    def run(self) -> Replay:
+        """Serve what it can; the lines the SDK must see next, in order."""
+        lines: Iterator[tuple[bytes, bool]] = self.pipes.lines
+        first = next(lines, None)
+        if first is None:
+            return []
+        init = None if first[1] else _initialize(first[0])
+        if init is None:
+            return [first]
+        params = init["params"]
+        version = params["protocolVersion"]
+        answer = {"jsonrpc": "2.0", "id": init["id"], "result": self.initialize_result(version)}
+        self.pipes.wire.write(_dump(answer))
+        replay: Replay = [(_dump({**init, "id": REPLAY_INITIALIZE}), False)]
+        while (item := next(lines, None)) is not None:
+            line, too_long = item
+            if not too_long and not line.strip():
+                continue
+            if not too_long and _message(line, "notifications/initialized") == {
+                "jsonrpc": "2.0",
+                "method": "notifications/initialized",
+            }:
+                replay.append(item)
+                continue
+            listing = None if too_long else _message(line, "tools/list")
+            if (
+                listing is None
+                or not _request_id(listing.get("id"))
+                or listing.get("params", {}) != {}
+            ):
+                replay.append(item)
+                break
+            result = self.tools_result(version, params)
+            self.pipes.wire.write(_dump({"jsonrpc": "2.0", "id": listing["id"], "result": result}))
+            replay.append((_dump({**listing, "id": REPLAY_TOOLS_LIST}), False))
+            break
+        return replay
