@@ -8,10 +8,11 @@ here, by hand, then imports the SDK and hands the stream over, replaying what
 it read (``initialize`` and ``tools/list`` under private ids whose answers the
 transport drops) so the SDK session ends in the state it would have reached.
 
-Only plain, well-formed messages take this path; anything else (a cursor,
-``_meta``, an unknown capability, the 2026-07-28 era) is replayed to the SDK
-untouched, so behaviour stays the SDK's. The answers are the bytes the SDK
-path writes: key order follows the SDK's per-version result models (fields
+A plain 2026-07-28 ``tools/list`` as the first message is answered the same
+way (that era has no handshake). Only plain, well-formed messages take this
+path; anything else (a cursor, an unknown capability or envelope key) is
+replayed to the SDK untouched, so behaviour stays the SDK's. The answers are
+the bytes the SDK path writes: key order follows the SDK's per-version result models (fields
 alphabetical, extra schema keys after the declared ones), and
 ``tests/integration/test_mcp_fast_start.py`` compares both paths byte for byte.
 ``PM_MCP_FAST_START=0`` turns it off.
@@ -26,7 +27,13 @@ from typing import Any
 from pm_core import __version__
 from pm_core.contracts import RequestContext
 from pm_core.host import Host
-from pm_core.mcp.config import HANDSHAKE_VERSIONS, INSTRUCTIONS, ServerConfig, skills_mode
+from pm_core.mcp.config import (
+    HANDSHAKE_VERSIONS,
+    INSTRUCTIONS,
+    MODERN_VERSIONS,
+    ServerConfig,
+    skills_mode,
+)
 from pm_core.mcp.results import output_schema
 from pm_core.mcp.stdio import StdioPipes
 from pm_core.tracker.api import Tracker
@@ -38,8 +45,15 @@ REPLAY_TOOLS_LIST = "pm-fast-start/tools-list"
 #: handshake to the SDK, which validates it.
 _DICT_CAPABILITIES = ("experimental", "extensions")
 _EMPTY_CAPABILITIES = ("sampling", "elicitation")
-#: Declared fields of the SDK's tool schema models, in their wire order.
-_SCHEMA_FIELDS = ("$schema", "properties", "required", "type")
+#: Declared fields of the SDK's tool schema models, in their wire order, per era.
+_SCHEMA_FIELDS = {
+    "initialize": ("$schema", "properties", "required", "type"),
+    "modern": ("$schema", "type"),
+}
+#: The 2026-07-28 request envelope keys under ``params._meta``.
+_META = "io.modelcontextprotocol/"
+#: The SDK's default cache hint for ``tools/list`` (2026-07-28 results).
+_LIST_CACHE = {"cacheScope": "private", "ttlMs": 0}
 
 Replay = list[tuple[bytes, bool]]
 
@@ -104,23 +118,50 @@ def _initialize(line: bytes) -> dict[str, Any] | None:
         "clientInfo",
     }:
         return None
-    info = params["clientInfo"]
     if (
         params["protocolVersion"] not in HANDSHAKE_VERSIONS
         or not _capabilities_plain(params["capabilities"])
-        or not isinstance(info, dict)
-        or not set(info) <= {"name", "version", "title"}
-        or not all(isinstance(info.get(k), str) for k in ("name", "version"))
-        or not isinstance(info.get("title", ""), str)
+        or not _client_info_plain(params["clientInfo"])
     ):
         return None
     return message
 
 
-def _schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+def _client_info_plain(info: Any) -> bool:
+    return (
+        isinstance(info, dict)
+        and set(info) <= {"name", "version", "title"}
+        and all(isinstance(info.get(k), str) for k in ("name", "version"))
+        and isinstance(info.get("title", ""), str)
+    )
+
+
+def _modern_listing(line: bytes) -> dict[str, Any] | None:
+    """A plain 2026-07-28 ``tools/list`` (no cursor, the three envelope keys)."""
+    message = _message(line, "tools/list")
+    if message is None or not _request_id(message.get("id")):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or set(params) != {"_meta"}:
+        return None
+    meta = params["_meta"]
+    keys = {f"{_META}protocolVersion", f"{_META}clientCapabilities", f"{_META}clientInfo"}
+    if not isinstance(meta, dict) or set(meta) != keys:
+        return None
+    if (
+        meta[f"{_META}protocolVersion"] not in MODERN_VERSIONS
+        or not _capabilities_plain(meta[f"{_META}clientCapabilities"])
+        or not _client_info_plain(meta[f"{_META}clientInfo"])
+    ):
+        return None
+    return message
+
+
+def _schema(schema: Mapping[str, Any], era: str) -> dict[str, Any]:
     """A tool schema in the SDK model's key order: declared fields, then the rest."""
-    out = {k: schema[k] for k in _SCHEMA_FIELDS if schema.get(k) is not None}
-    out.update((k, v) for k, v in schema.items() if k not in _SCHEMA_FIELDS)
+    fields = _SCHEMA_FIELDS[era]
+    out = {k: schema[k] for k in fields if schema.get(k) is not None}
+    out.update((k, v) for k, v in schema.items() if k not in fields)
     return out
 
 
@@ -149,19 +190,8 @@ class FastStart:
             "serverInfo": {"name": "pm-mcp", "version": __version__},
         }
 
-    def tools_result(self, version: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """What the SDK path answers the first ``tools/list`` with."""
-        info = params["clientInfo"]
-        request = RequestContext(
-            era="initialize",
-            protocol_version=version,
-            extensions=dict(params["capabilities"].get("extensions") or {}),
-            client_name=info["name"],
-            profile=self.config.profile,
-            tool_allowlist=self.config.tool_allowlist,
-            workspace=self.config.root.parent.parent,
-            options={"skills": skills_mode(self.config.env)},
-        )
+    def tools(self, request: RequestContext) -> list[dict[str, Any]]:
+        """The listed tools as the SDK path writes them for ``request``."""
         tracker = Tracker(self.config.root, author=self.config.author, env=self.config.env)
         catalog = self.host.catalog(tracker.schema.contracts(), request=request)
         selected = self.host.select_tools(catalog, request, "list")
@@ -172,13 +202,44 @@ class FastStart:
                 wire["_meta"] = dict(tool.meta)
             if tool.description is not None:
                 wire["description"] = tool.description
-            wire["inputSchema"] = _schema(tool.input_schema)
+            wire["inputSchema"] = _schema(tool.input_schema, request.era)
             wire["name"] = tool.name
             schema = output_schema(tool.name)
             if schema is not None:
-                wire["outputSchema"] = _schema(schema)
+                wire["outputSchema"] = _schema(schema, request.era)
             tools.append(wire)
-        return {"tools": tools}
+        return tools
+
+    def request(
+        self, version: str, capabilities: Mapping[str, Any], info: Mapping[str, Any]
+    ) -> RequestContext:
+        """The request context the SDK path builds from the same declarations."""
+        return RequestContext(
+            era="modern" if version in MODERN_VERSIONS else "initialize",
+            protocol_version=version,
+            extensions=dict(capabilities.get("extensions") or {}),
+            client_name=info["name"],
+            profile=self.config.profile,
+            tool_allowlist=self.config.tool_allowlist,
+            workspace=self.config.root.parent.parent,
+            options={"skills": skills_mode(self.config.env)},
+        )
+
+    def modern_tools_result(self, listing: Mapping[str, Any]) -> dict[str, Any]:
+        """What the SDK path answers a plain 2026-07-28 ``tools/list`` with."""
+        meta = listing["params"]["_meta"]
+        request = self.request(
+            meta[f"{_META}protocolVersion"],
+            meta[f"{_META}clientCapabilities"],
+            meta[f"{_META}clientInfo"],
+        )
+        return {
+            "cacheScope": _LIST_CACHE["cacheScope"],
+            "resultType": "complete",
+            "tools": self.tools(request),
+            "ttlMs": _LIST_CACHE["ttlMs"],
+            "_meta": {f"{_META}serverInfo": {"name": "pm-mcp", "version": __version__}},
+        }
 
     def run(self) -> Replay:
         """Serve what it can; the lines the SDK must see next, in order."""
@@ -188,7 +249,12 @@ class FastStart:
             return []
         init = None if first[1] else _initialize(first[0])
         if init is None:
-            return [first]
+            modern = None if first[1] else _modern_listing(first[0])
+            if modern is None:
+                return [first]
+            result = self.modern_tools_result(modern)
+            self.pipes.wire.write(_dump({"jsonrpc": "2.0", "id": modern["id"], "result": result}))
+            return [(_dump({**modern, "id": REPLAY_TOOLS_LIST}), False)]
         params = init["params"]
         version = params["protocolVersion"]
         answer = {"jsonrpc": "2.0", "id": init["id"], "result": self.initialize_result(version)}
@@ -212,7 +278,8 @@ class FastStart:
             ):
                 replay.append(item)
                 break
-            result = self.tools_result(version, params)
+            request = self.request(version, params["capabilities"], params["clientInfo"])
+            result = {"tools": self.tools(request)}
             self.pipes.wire.write(_dump({"jsonrpc": "2.0", "id": listing["id"], "result": result}))
             replay.append((_dump({**listing, "id": REPLAY_TOOLS_LIST}), False))
             break

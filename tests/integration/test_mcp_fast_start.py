@@ -101,31 +101,36 @@ def test_handshake_answers_are_the_sdk_bytes(repo: Path, profile: str, caps: str
     assert json.loads(fast[3]) == json.loads(slow[3])
 
 
-@pytest.mark.parametrize("profile", sorted(PROFILES))
-def test_modern_era_is_served_by_the_sdk_unchanged(repo: Path, profile: str) -> None:
-    listing = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": "tools/list",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-            }
-        },
+def _modern(rid: int, method: str, caps: dict[str, Any], **params: Any) -> dict[str, Any]:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": caps,
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
     }
-    fast = _run(repo, [listing], PROFILES[profile])
-    slow = _run(repo, [listing], {**PROFILES[profile], "PM_MCP_FAST_START": "0"})
-    assert fast == slow
-    assert json.loads(fast[0])["result"]["tools"]
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": meta}}
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+@pytest.mark.parametrize("caps", sorted(CAPABILITIES))
+def test_modern_tools_list_is_the_sdk_bytes(repo: Path, profile: str, caps: str) -> None:
+    messages = [
+        _modern(7, "tools/list", CAPABILITIES[caps]),
+        _modern(8, "tools/call", CAPABILITIES[caps], name="pm_get", arguments={"id": "pm-x"}),
+    ]
+    fast = _by_id(_run(repo, messages, PROFILES[profile]))
+    slow = _by_id(_run(repo, messages, {**PROFILES[profile], "PM_MCP_FAST_START": "0"}))
+    assert fast[7] == slow[7]
+    assert json.loads(fast[7])["result"]["tools"]
+    assert sorted(fast) == sorted(slow) == [7, 8]
+    assert json.loads(fast[8]) == json.loads(slow[8])
 
 
 def test_unusual_handshakes_go_to_the_sdk(repo: Path) -> None:
     """An initialize the fast start does not vouch for gets the SDK's own answer."""
     odd = _handshake("2025-06-18", {"roots": {"listChanged": "yes"}})
     old = _handshake("2024-11-05", {})
-    for messages in (odd, old):
+    bad_modern = [_modern(1, "tools/list", {"sampling": 3})]
+    for messages in (odd, old, bad_modern):
         fast = _run(repo, messages, {})
         slow = _run(repo, messages, {"PM_MCP_FAST_START": "0"})
         assert _by_id(fast)[1] == _by_id(slow)[1]
@@ -143,21 +148,28 @@ print(len(replay), "mcp" in sys.modules, "mcp_types" in sys.modules, file=sys.st
 """
 
 
+@pytest.mark.parametrize("era", ["initialize", "modern"])
 @pytest.mark.parametrize("caps", sorted(CAPABILITIES))
-def test_the_fast_start_answers_without_importing_the_sdk(repo: Path, caps: str) -> None:
+def test_the_fast_start_answers_without_importing_the_sdk(repo: Path, caps: str, era: str) -> None:
+    if era == "modern":
+        messages = [_modern(2, "tools/list", CAPABILITIES[caps])]
+        expected = ([2], "1")
+    else:
+        messages = _handshake("2025-11-25", CAPABILITIES[caps])[:3]
+        expected = ([1, 2], "3")
     env = {**os.environ}
     env.pop("PM_PATH", None)
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT],
         cwd=repo,
         env=env,
-        input=b"".join(_line(m) for m in _handshake("2025-11-25", CAPABILITIES[caps])),
+        input=b"".join(_line(m) for m in messages),
         capture_output=True,
         timeout=120,
         check=True,
     )
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [a["id"] for a in answers] == [1, 2]
-    assert answers[1]["result"]["tools"]
-    # initialize, notifications/initialized and tools/list are left for the SDK.
-    assert done.stderr.decode().split()[-3:] == ["3", "False", "False"]
+    assert [a["id"] for a in answers] == expected[0]
+    assert answers[-1]["result"]["tools"]
+    # What the SDK must replay (initialize, initialized, tools/list), and no SDK import.
+    assert done.stderr.decode().split()[-3:] == [expected[1], "False", "False"]
