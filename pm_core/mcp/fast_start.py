@@ -252,7 +252,10 @@ class FastStart:
             modern = None if first[1] else _modern_listing(first[0])
             if modern is None:
                 return [first]
-            result = self.modern_tools_result(modern)
+            try:
+                result = self.modern_tools_result(modern)
+            except Exception:  # the SDK path answers it, error and all
+                return [first]
             self.pipes.wire.write(_dump({"jsonrpc": "2.0", "id": modern["id"], "result": result}))
             return [(_dump({**modern, "id": REPLAY_TOOLS_LIST}), False)]
         params = init["params"]
@@ -278,8 +281,12 @@ class FastStart:
             ):
                 replay.append(item)
                 break
-            request = self.request(version, params["capabilities"], params["clientInfo"])
-            result = {"tools": self.tools(request)}
+            try:
+                request = self.request(version, params["capabilities"], params["clientInfo"])
+                result = {"tools": self.tools(request)}
+            except Exception:  # the SDK path answers it, error and all
+                replay.append(item)
+                break
             self.pipes.wire.write(_dump({"jsonrpc": "2.0", "id": listing["id"], "result": result}))
             replay.append((_dump({**listing, "id": REPLAY_TOOLS_LIST}), False))
             break

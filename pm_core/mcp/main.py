@@ -137,7 +137,10 @@ def serve_stdio(host: object, config: object) -> int:
     pipes = StdioPipes(limit)
     replay: fast_start.Replay = []
     if fast_start.enabled(config.env):
-        replay = fast_start.FastStart(host, config, pipes).run()
+        try:
+            replay = fast_start.FastStart(host, config, pipes).run()
+        except KeyboardInterrupt:
+            return 0
     drop = frozenset((fast_start.REPLAY_INITIALIZE, fast_start.REPLAY_TOOLS_LIST))
 
     import anyio

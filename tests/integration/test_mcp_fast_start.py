@@ -29,6 +29,7 @@ CAPABILITIES: dict[str, dict[str, Any]] = {
     "apps": {"extensions": {APPS: {"mimeTypes": ["text/html;profile=mcp-app"]}}},
     "skills-draft": {"extensions": {SKILLS: {"revision": DRAFT}}},
     "skills-final": {"extensions": {SKILLS: {}}, "roots": {"listChanged": True}},
+    "skills-wrong": {"extensions": {SKILLS: {"revision": 7, "directoryRead": "x"}}},
     "sdk-like": {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}},
 }
 PROFILES: dict[str, dict[str, str]] = {
