@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from pm_core.capabilities import FAMILIES as _FAMILIES
+
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
 
@@ -22,19 +24,9 @@ TIER_RANK: Mapping[str, int] = {"core": 0, "standard": 1, "full": 2, "internal":
 
 Era = Literal["initialize", "modern"]
 
-#: Capability families shared by commands, tools, discovery and docs.
-FAMILIES: tuple[str, ...] = (
-    "orientation",
-    "lifecycle",
-    "authoring",
-    "evidence",
-    "graph",
-    "planning",
-    "assurance",
-    "configuration",
-    "history",
-    "extensions",
-)
+#: Capability families shared by commands, tools, discovery and docs (declared
+#: with the command table).
+FAMILIES: tuple[str, ...] = _FAMILIES
 
 
 #: The tier each MCP tool profile advertises up to (``custom`` is an exact
@@ -198,6 +190,11 @@ class ToolSpec:
     #: When set, listing for a request uses this instead of ``input_schema``
     #: (``pm_run``'s action enum depends on the request's profile tier).
     request_schema: RequestSchemaBuilder | None = None
+    #: Argument keys the tool accepts beyond those its listed schema shows (a
+    #: compact schema in the core and standard profiles); never warned about.
+    accepts: Callable[[WorkspaceContracts], Sequence[str]] | None = None
+    #: The tool's result schema, projected like ``input_schema`` (hook for output schemas).
+    output_schema: SchemaBuilder | None = None
 
 
 @attrs.frozen(slots=True)
@@ -211,6 +208,10 @@ class ToolDescriptor:
     tier: Tier
     family: str
     meta: Mapping[str, Any] | None = None
+    #: Keys accepted though not listed (not on the wire; see ``ToolSpec.accepts``).
+    accepts: tuple[str, ...] = ()
+    #: ``ToolSpec.output_schema`` projected for the workspace (``None``: not declared).
+    output_schema: Mapping[str, Any] | None = None
 
     def with_meta(self, meta: Mapping[str, Any]) -> ToolDescriptor:
         """A copy whose ``_meta`` merges ``meta`` over the current one."""
@@ -300,6 +301,10 @@ class PromptSpec:
     description: str
     arguments: tuple[PromptArgument, ...]
     render: Callable[[Mapping[str, str]], str]
+    #: The text for a client that can call only these tool names (the request's
+    #: profile); when set, adapters use it so a prompt never names a tool the
+    #: client cannot call.
+    render_for: Callable[[Mapping[str, str], frozenset[str]], str] | None = None
 
 
 @attrs.frozen(slots=True)

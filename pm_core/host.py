@@ -22,6 +22,7 @@ import attrs
 import pluggy
 
 from pm_core import hookspecs
+from pm_core.capabilities import tier_problem
 from pm_core.contracts import (
     CommandSpec,
     PromptSpec,
@@ -279,6 +280,14 @@ class Host:
                 if spec.name in found:
                     self._conflict("command", spec.name, found[spec.name][0], plugin)
                     continue
+                problem = tier_problem(spec.tier, spec.family)
+                if problem is not None:
+                    # Unreachable from every profile, or a family no projection knows.
+                    message = f"command {spec.name!r}: {problem}; the command was dropped"
+                    self._record(plugin).fail("error", message)
+                    if self.settings.strict:
+                        raise PluginLoadError(f"plugin {plugin!r}: {message}")
+                    continue
                 found[spec.name] = (plugin, spec)
                 self._record(plugin).contribute("commands", f"{spec.name} ({spec.tier})")
             self._commands = found
@@ -372,6 +381,7 @@ class Host:
                     if refine is not None and request is not None
                     else spec.input_schema(contracts)
                 )
+                output = spec.output_schema(contracts) if spec.output_schema else None
             except Exception as exc:
                 # One broken schema builder drops its tool, not the whole list.
                 owner = self._tools[name][0]
@@ -389,6 +399,8 @@ class Host:
                     command=spec.command,
                     tier=tier,
                     family=family,
+                    accepts=tuple(spec.accepts(contracts)) if spec.accepts else (),
+                    output_schema=output,
                 )
             )
         out.sort(key=lambda d: d.name)

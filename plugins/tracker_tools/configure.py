@@ -67,6 +67,9 @@ def schema_schema(_c: WorkspaceContracts) -> Schema:
             "commands": {"type": "array", "items": s.choice(FIELD_COMMANDS)},
             "roles": {"type": "array", "items": s.choice(STATUS_ROLES)},
             "description": s.string(),
+            "folder": s.string(),
+            "aliases": s.strings(),
+            "defaultStatus": s.string(),
         },
         ["subcommand"],
     )
@@ -74,7 +77,12 @@ def schema_schema(_c: WorkspaceContracts) -> Schema:
 
 #: The options each ``add-*`` subcommand takes: argument -> SDK keyword.
 _SCHEMA_OPTIONS: Mapping[str, Mapping[str, str]] = {
-    "type": {"description": "description"},
+    "type": {
+        "description": "description",
+        "folder": "folder",
+        "aliases": "aliases",
+        "defaultStatus": "default_status",
+    },
     "status": {"roles": "roles"},
     "field": {"fieldType": "field_type", "commands": "commands", "description": "description"},
 }
@@ -93,15 +101,22 @@ def schema_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     kind = sub.removeprefix("add-")
     takes = _SCHEMA_OPTIONS[kind]
     options: dict[str, Any] = {}
-    for arg in ("fieldType", "commands", "roles", "description"):
+    lists = ("commands", "roles", "aliases")
+    for arg in (
+        "fieldType",
+        "commands",
+        "roles",
+        "description",
+        "folder",
+        "aliases",
+        "defaultStatus",
+    ):
         if args.get(arg) is None:
             continue
         if arg not in takes:
             raise UsageError(f"{arg} does not apply to {sub}", hint=f"drop {arg}")
         # Only given options are passed on, so the SDK's defaults apply to the rest.
-        options[takes[arg]] = (
-            a.text_list(args, arg) if arg in ("commands", "roles") else a.text(args, arg)
-        )
+        options[takes[arg]] = a.text_list(args, arg) if arg in lists else a.text(args, arg)
     return ctx.tracker.schema_add(kind, a.required_text(args, "name"), **options)
 
 

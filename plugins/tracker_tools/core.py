@@ -11,16 +11,27 @@ from collections.abc import Mapping
 from typing import Any
 
 from pm_plugins.tracker_tools import args as a
+from pm_plugins.tracker_tools import declared as d
 from pm_plugins.tracker_tools import schema as s
 
-from pm_core.contracts import ToolContext, WorkspaceContracts
+from pm_core.contracts import CommandSpec, RequestContext, ToolContext, WorkspaceContracts
 from pm_core.tracker.model.errors import UsageError
 from pm_core.tracker.model.fields import canonical_key
 
 Schema = dict[str, Any]
 
 #: Options of pm_update that steer the update rather than set a field.
-_UPDATE_CONTROLS = ("unset", "add_tags", "remove_tags", "remove_deps", "allow_unresolved_deps")
+_UPDATE_CONTROLS = (
+    "unset",
+    "add_tags",
+    "remove_tags",
+    "add_tag",
+    "remove_tag",
+    "remove_deps",
+    "allow_unresolved_deps",
+    "reason",
+    "message",
+)
 _MUTATION_OPS = (
     "create",
     "update",
@@ -73,74 +84,85 @@ def _controls(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]
 # ------------------------------------------------------------------ pm_get
 
 
-def get_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id}``."""
-    return s.tool({"id": s.item_id()}, ["id"])
+get_schema, get_request_schema, get_accepts = d.builders("get", ["id"])
 
 
 def get_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """``{item}``: the full item record, body included."""
-    return {"item": ctx.tracker.get(a.required_text(args, "id")).to_record()}
+    """``{item}``: the full item record, body included (``fields``/``at`` as ``pm get``)."""
+    from pm_core.commands.read import get
+
+    return get(ctx.tracker, **d.values("get", args))
 
 
 # ------------------------------------------------------------------ pm_search
 
 
-def search_schema(_c: WorkspaceContracts) -> Schema:
-    """``{query, mode?, match?, limit?}``."""
-    from pm_core.tracker.query.search import MATCHES, MODES
-
-    return s.tool(
-        {
-            "query": s.string("Words; tag:/status:/type: narrow."),
-            "mode": s.choice(MODES),
-            "match": s.choice(MATCHES),
-            "limit": s.integer(1, 500),
-        },
-        ["query"],
-    )
+search_schema, search_request_schema, search_accepts = d.builders("search", ["query"])
 
 
 def search_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """Ranked hits over every item."""
-    return ctx.tracker.search(
-        a.required_text(args, "query"),
-        mode=a.text(args, "mode") or "keyword",
-        match=a.text(args, "match") or "or",
-        limit=a.integer(args, "limit", minimum=1, maximum=500) or 50,
-    )
+    """Ranked hits over every item, with every ``pm search`` filter."""
+    from pm_core.commands.read import search
+
+    values = d.values("search", args)
+    if not " ".join(values["query"]).strip():
+        raise UsageError("missing required argument 'query'", hint="pass query")
+    if (values["limit"] or 0) > 500:
+        raise UsageError(f"limit must be at most 500, got {values['limit']}")
+    return search(ctx.tracker, **values)
 
 
 # ------------------------------------------------------------------ pm_create / pm_update
 
 
+def _bag_schema(command: str, c: WorkspaceContracts, compact: bool) -> Schema:
+    """``{id?, options}``: ``command``'s declared parameters in the option bag, custom fields on top."""
+    props = d.properties(command, c, compact=compact, skip=("id",))
+    options = s.obj(props, ["title"] if command == "create" else [], open_ended=True)
+    top: dict[str, Schema] = {"options": options}
+    if command == "update":
+        top = {"id": s.item_id(), **top}
+    schema = s.tool(top, ["options"] if command == "create" else ["id"])
+    return s.with_custom_fields(schema, c, command)
+
+
 def create_schema(c: WorkspaceContracts) -> Schema:
-    """``{options: {title, ...}}`` plus the custom fields declared for create."""
-    options = s.obj(s.item_fields(c), ["title"], open_ended=True)
-    return s.with_custom_fields(s.tool({"options": options}, ["options"]), c, "create")
+    """``{options: {title, ...every pm create option}}`` plus the custom fields declared for create."""
+    return _bag_schema("create", c, False)
+
+
+def update_schema(c: WorkspaceContracts) -> Schema:
+    """``{id, options: {...every pm update option}}`` plus the custom fields declared for update."""
+    return _bag_schema("update", c, False)
+
+
+def create_request_schema(
+    c: WorkspaceContracts, _commands: Mapping[str, CommandSpec], request: RequestContext
+) -> Schema:
+    """The compact option bag outside the ``full`` profile (the rest still accepted)."""
+    return _bag_schema("create", c, d.compact_for(request))
+
+
+def update_request_schema(
+    c: WorkspaceContracts, _commands: Mapping[str, CommandSpec], request: RequestContext
+) -> Schema:
+    """The compact option bag outside the ``full`` profile (the rest still accepted)."""
+    return _bag_schema("update", c, d.compact_for(request))
+
+
+def bag_accepts(_c: WorkspaceContracts) -> list[str]:
+    """Top level: only ``id``/``options`` and custom fields (which the schema lists)."""
+    return ["id", "options"]
 
 
 def create_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The creation receipt."""
     options = field_options(ctx, args, "create")
-    controls = _controls(options, ("allow_unresolved_deps",))
+    controls = _controls(options, ("allow_unresolved_deps", "message"))
     return ctx.tracker.create(
-        options, allow_unresolved_deps=a.flag(controls, "allow_unresolved_deps")
-    )
-
-
-def update_schema(c: WorkspaceContracts) -> Schema:
-    """``{id, options}`` plus the custom fields declared for update."""
-    fields = s.item_fields(c)
-    fields.update(
-        unset=s.strings(),
-        addTags=s.strings(),
-        removeTags=s.strings(),
-        removeDeps=s.strings(),
-    )
-    options = s.obj(fields, open_ended=True)
-    return s.with_custom_fields(
-        s.tool({"id": s.item_id(), "options": options}, ["id"]), c, "update"
+        options,
+        allow_unresolved_deps=a.flag(controls, "allow_unresolved_deps"),
+        message=a.text(controls, "message"),
     )
 
 
@@ -149,6 +171,11 @@ def update_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     item = a.required_text(args, "id")
     options = field_options(ctx, args, "update")
     controls = _controls(options, _UPDATE_CONTROLS)
+    for old, new in (("add_tag", "add_tags"), ("remove_tag", "remove_tags")):
+        if old in controls:
+            controls[new] = a.text_list(controls, new) + a.text_list(controls, old)
+    if "reason" in controls:
+        options["close_reason"] = controls["reason"]
     return ctx.tracker.update(
         item,
         options,
@@ -157,66 +184,37 @@ def update_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         remove_tags=a.text_list(controls, "remove_tags"),
         remove_deps=a.text_list(controls, "remove_deps"),
         allow_unresolved_deps=a.flag(controls, "allow_unresolved_deps"),
+        message=a.text(controls, "message"),
     )
 
 
 # ------------------------------------------------------------------ lifecycle
 
 
-def close_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, reason, duplicateOf?}``."""
-    return s.tool(
-        {
-            "id": s.item_id(),
-            "reason": s.string("What was done, with evidence."),
-            "duplicateOf": s.item_id(),
-        },
-        ["id"],
-    )
+close_schema, close_request_schema, close_accepts = d.builders("close", ["id"])
+claim_schema, claim_request_schema, claim_accepts = d.builders("claim", ["id"])
+release_schema, release_request_schema, release_accepts = d.builders("release", ["id"])
 
 
 def close_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """The close receipt with the dependents it unblocked."""
-    return ctx.tracker.close(
-        a.required_text(args, "id"),
-        a.text(args, "reason") or "",
-        duplicate_of=a.text(args, "duplicateOf"),
-    )
+    """The close receipt with the dependents it unblocked (every ``pm close`` option)."""
+    from pm_core.commands.lifecycle import close
 
-
-def claim_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, force?, renew?, local?}``."""
-    return s.tool(
-        {"id": s.item_id(), "force": s.boolean(), "renew": s.boolean(), "local": s.boolean()},
-        ["id"],
-    )
-
-
-def release_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, force?, local?}``."""
-    return s.tool({"id": s.item_id(), "force": s.boolean(), "local": s.boolean()}, ["id"])
+    return close(ctx.tracker, **d.values("close", args))
 
 
 def claim_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The claim lease receipt; held by another author is a conflict unless forced."""
-    return ctx.tracker.claim(
-        a.required_text(args, "id"),
-        force=a.flag(args, "force"),
-        renew=a.flag(args, "renew"),
-        **_local(args),
-    )
+    from pm_core.commands.lifecycle import claim
+
+    return claim(ctx.tracker, **d.values("claim", args))
 
 
 def release_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The release receipt; only the holder releases unless forced."""
-    return ctx.tracker.release(
-        a.required_text(args, "id"), force=a.flag(args, "force"), **_local(args)
-    )
+    from pm_core.commands.lifecycle import release
 
-
-def _local(args: Mapping[str, Any]) -> dict[str, bool]:
-    """``local=True`` only when asked, so the SDK's own default applies otherwise."""
-    return {"local": True} if a.flag(args, "local") else {}
+    return release(ctx.tracker, **d.values("release", args))
 
 
 # ------------------------------------------------------------------ pm_mutate
@@ -247,61 +245,39 @@ def mutate_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_list
 
 
+#: Spellings pm_list has always accepted for its options, beside the declared keys.
+_LIST_ALIASES = {"tags": "tag", "include_terminal": "all", "includeTerminal": "all"}
+
+
 def list_schema(c: WorkspaceContracts) -> Schema:
-    """``{options: {status, type, tag, assignee, parent, all, priority, fields, sort, limit, offset}}``."""
-    from pm_core.tracker.query.listing import SORTS
-
-    options = s.obj(
-        {
-            "status": s.choice(c.statuses),
-            "type": s.choice(c.types),
-            "tag": s.strings(),
-            "assignee": s.string(),
-            "parent": s.item_id(),
-            "priority": s.priority(),
-            "all": s.boolean(),
-            "fields": s.strings(),
-            "sort": s.choice(SORTS),
-            "limit": s.integer(1),
-            "offset": s.integer(0),
-        }
-    )
-    return s.tool({"options": options})
+    """``{options: {...every pm list option}}``."""
+    return s.tool({"options": s.obj(d.properties("list", c, compact=False))})
 
 
-_LIST_OPTIONS = (
-    "status",
-    "type",
-    "tag",
-    "tags",
-    "assignee",
-    "parent",
-    "priority",
-    "all",
-    "include_terminal",
-    "fields",
-    "sort",
-    "limit",
-    "offset",
-)
+def list_request_schema(
+    c: WorkspaceContracts, _commands: Mapping[str, CommandSpec], request: RequestContext
+) -> Schema:
+    """``{options}``: the compact set outside the ``full`` profile (the rest still accepted)."""
+    return s.tool({"options": s.obj(d.properties("list", c, compact=d.compact_for(request)))})
+
+
+def list_accepts(_c: WorkspaceContracts) -> list[str]:
+    """Only ``options`` at the top level."""
+    return ["options"]
 
 
 def list_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """Matching rows (non-terminal unless ``all``), paged."""
-    options, warnings = a.known_options(a.bag(args), _LIST_OPTIONS, "pm_list")
-    tags = a.text_list(options, "tag") + a.text_list(options, "tags")
-    fields = a.text_list(options, "fields")
-    value = ctx.tracker.list_items(
-        status=a.one_or_many(options, "status"),
-        type=a.one_or_many(options, "type"),
-        tags=tags,
-        assignee=a.text(options, "assignee"),
-        parent=a.text(options, "parent"),
-        priority=options.get("priority"),
-        include_terminal=a.flag(options, "all") or a.flag(options, "include_terminal"),
-        fields=fields or None,
-        sort=a.text(options, "sort") or "default",
-        limit=a.integer(options, "limit", minimum=1),
-        offset=a.integer(options, "offset", minimum=0) or 0,
-    )
-    return a.result(value, warnings)
+    """Matching rows (non-terminal unless ``all``), paged; unknown options named in warnings."""
+    from pm_core.commands.read import listing
+    from pm_core.params import tool_keys
+
+    options: dict[str, Any] = {}
+    for key, value in a.bag(args).items():
+        options[_LIST_ALIASES.get(key, key)] = value
+    known = set(tool_keys(d.params("list")))
+    warnings = [
+        f"option {key!r} is not known to pm_list; it was ignored (known: {', '.join(sorted(known))})"
+        for key in options
+        if key not in known and a.snake(key) not in {a.snake(k) for k in known}
+    ]
+    return a.result(listing(ctx.tracker, **d.values("list", options)), warnings)

@@ -37,20 +37,38 @@ def append_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 
 def log_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, add?}``: list the entries, or add one."""
-    return s.tool({"id": s.item_id(), "add": s.string("Text to add; omit to list.")}, ["id"])
+    """``{id, add?, data?, limit?}``: list the entries (the last ``limit``), or add one."""
+    return s.tool(
+        {
+            "id": s.item_id(),
+            "add": s.string("Text to add; omit to list."),
+            # Any JSON value, spelled out: an empty schema is untyped (Inspector --strict).
+            "data": {
+                "description": "Structured data stored with the entry.",
+                "anyOf": [
+                    {"type": t} for t in ("object", "array", "string", "number", "boolean", "null")
+                ],
+            },
+            "limit": s.integer(0),
+        },
+        ["id"],
+    )
 
 
 def log_handler(kind: str) -> Handler:
-    """A handler listing or adding ``kind`` (comments, notes, learnings)."""
+    """A handler listing or adding ``kind`` (comments, notes, learnings), as ``pm <kind>`` does."""
 
     def handle(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         item = a.required_text(args, "id")
         text = a.text(args, "add")
         if text is not None:
-            return ctx.tracker.add_log(kind, item, text)
+            return ctx.tracker.add_log(kind, item, text, data=args.get("data"))
+        if args.get("data") is not None:
+            raise UsageError(f"data needs an entry to add to {kind}", hint="pass add too")
         entries = ctx.tracker.logs(kind, item)
-        return {"id": ctx.tracker.normalize_id(item), kind: entries, "count": len(entries)}
+        limit = a.integer(args, "limit", minimum=0)
+        shown = entries if limit is None else (entries[-limit:] if limit else [])
+        return {"id": ctx.tracker.normalize_id(item), kind: shown, "count": len(entries)}
 
     handle.__doc__ = f"List the item's {kind}, or add one."
     return handle
@@ -147,7 +165,7 @@ def test_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 
 def deps_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, add?, remove?, kind?}``."""
+    """``{id, add?, remove?, kind?, allowUnresolvedDeps?, depth?}``."""
     from pm_core.tracker.model.item import DEPENDENCY_KINDS
 
     return s.tool(
@@ -156,6 +174,8 @@ def deps_schema(_c: WorkspaceContracts) -> Schema:
             "add": s.string("Target id to depend on."),
             "remove": s.string("Target id to drop."),
             "kind": s.choice(DEPENDENCY_KINDS),
+            "allowUnresolvedDeps": s.boolean(),
+            "depth": s.integer(1),
         },
         ["id"],
     )
@@ -169,12 +189,20 @@ def deps_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     if add is not None and remove is not None:
         raise UsageError("pass add or remove, not both", hint="make two calls")
     if add is not None:
-        return ctx.tracker.add_dependency(item, add, kind or "blocked_by")
+        return ctx.tracker.add_dependency(
+            item,
+            add,
+            kind or "blocked_by",
+            allow_unresolved=a.flag(args, "allowUnresolvedDeps"),
+        )
     if remove is not None:
         return ctx.tracker.remove_dependency(item, remove, kind)
     if kind is not None:
         raise UsageError("kind applies to add or remove", hint="pass add or remove too")
-    return ctx.tracker.deps_tree(item)
+    depth = a.integer(args, "depth", minimum=1)
+    return (
+        ctx.tracker.deps_tree(item) if depth is None else ctx.tracker.deps_tree(item, depth=depth)
+    )
 
 
 # ------------------------------------------------------------------ pm_copy

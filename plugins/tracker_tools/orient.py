@@ -66,18 +66,20 @@ def next_schema(_c: WorkspaceContracts) -> Schema:
             "readyOnly": s.boolean(),
             "includeDecisions": s.boolean(),
             "tokenBudget": s.integer(64),
+            "claim": s.boolean(),
         }
     )
     return s.tool({"options": options})
 
 
-_NEXT_OPTIONS = ("limit", "parent", "ready_only", "include_decisions", "token_budget")
+_NEXT_OPTIONS = ("limit", "parent", "ready_only", "include_decisions", "token_budget", "claim")
 
 
 def next_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The recommended item with reasons, then ready, blocked and held rows."""
     options, warnings = a.known_options(a.bag(args), _NEXT_OPTIONS, "pm_next")
-    value = ctx.tracker.next_items(
+    chosen = ctx.tracker.claim_next if a.flag(options, "claim") else ctx.tracker.next_items
+    value = chosen(
         limit=a.integer(options, "limit", minimum=1) or 5,
         parent=a.text(options, "parent"),
         ready_only=a.flag(options, "ready_only"),
@@ -103,6 +105,8 @@ def plan_schema(_c: WorkspaceContracts) -> Schema:
             "title": s.string(),
             "steps": s.strings(),
             "text": s.string("Decision; note on a step; description on create."),
+            "dependsOn": s.strings(),
+            "after": s.string("Add the step after this one."),
         }
     )
 
@@ -111,7 +115,7 @@ def plan_schema(_c: WorkspaceContracts) -> Schema:
 _PLAN_READS: Mapping[str, tuple[str, ...]] = {
     "show": ("id",),
     "create": ("id", "title", "steps", "text"),
-    "step": ("id", "stepRef", "status", "title", "text"),
+    "step": ("id", "stepRef", "status", "title", "text", "dependsOn", "after"),
     "decision": ("id", "text"),
 }
 
@@ -125,7 +129,7 @@ def plan_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         )
     ignored = [
         f"argument {key!r} is not used by plan {sub}; it was ignored"
-        for key in ("stepRef", "status", "title", "steps", "text")
+        for key in ("stepRef", "status", "title", "steps", "text", "dependsOn", "after")
         if args.get(key) is not None and key not in _PLAN_READS[sub]
     ]
     tracker = ctx.tracker
@@ -146,11 +150,16 @@ def plan_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         if args.get("status") is not None:
             ignored.append("argument 'status' is not used when adding a step; it was ignored")
         value = tracker.plan_add_step(
-            item, a.required_text(args, "title"), note=a.text(args, "text")
+            item,
+            a.required_text(args, "title"),
+            note=a.text(args, "text"),
+            depends_on=a.text_list(args, "dependsOn"),
+            after=a.text(args, "after"),
         )
     else:
-        if args.get("title") is not None:
-            ignored.append("argument 'title' is not used when moving a step; it was ignored")
+        for key in ("title", "dependsOn", "after"):
+            if args.get(key) is not None:
+                ignored.append(f"argument {key!r} is not used when moving a step; it was ignored")
         value = tracker.plan_step(
             item, step, a.required_text(args, "status"), note=a.text(args, "text")
         )
@@ -161,17 +170,24 @@ def plan_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 
 def validate_schema(_c: WorkspaceContracts) -> Schema:
-    """``{options: {checks}}``."""
+    """``{options: {checks, fix}}``."""
     from pm_core.tracker.query.validate import CHECKS
 
-    return s.tool({"options": s.obj({"checks": {"type": "array", "items": s.choice(CHECKS)}})})
+    checks = {"type": "array", "items": s.choice(CHECKS)}
+    return s.tool({"options": s.obj({"checks": checks, "fix": s.boolean()})})
 
 
 def validate_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """The checks' findings (all checks unless some are named)."""
-    options, warnings = a.known_options(a.bag(args), ("checks",), "pm_validate")
+    """The checks' findings (all checks unless some are named); ``fix`` repairs history first, as ``pm validate --fix``."""
+    from pm_core.tracker.query.validate import repair_history
+
+    options, warnings = a.known_options(a.bag(args), ("checks", "fix"), "pm_validate")
     checks = a.text_list(options, "checks")
-    return a.result(ctx.tracker.validate(checks or None), warnings)
+    repaired = repair_history(ctx.tracker) if a.flag(options, "fix") else None
+    report = ctx.tracker.validate(checks or None)
+    if repaired is not None:
+        report = {**report, "repair": repaired}
+    return a.result(report, warnings)
 
 
 def health_schema(_c: WorkspaceContracts) -> Schema:
@@ -208,21 +224,34 @@ def focus_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 
 def graph_schema(_c: WorkspaceContracts) -> Schema:
-    """``{subcommand, id, target}``."""
+    """``{subcommand, id, target, depth?, maxNodes?, maxEdges?}``."""
     from pm_core.tracker.query.graph import SUBCOMMANDS
 
     return s.tool(
-        {"subcommand": s.choice(SUBCOMMANDS), "id": s.item_id(), "target": s.item_id()},
+        {
+            "subcommand": s.choice(SUBCOMMANDS),
+            "id": s.item_id(),
+            "target": s.item_id(),
+            "depth": s.integer(1),
+            "maxNodes": s.integer(1),
+            "maxEdges": s.integer(1),
+        },
         ["subcommand"],
     )
 
 
 def graph_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """One read-only graph analysis."""
+    """One read-only graph analysis, bounded as ``pm graph`` bounds it."""
+    bounds = {
+        name: value
+        for name, key in (("depth", "depth"), ("max_nodes", "maxNodes"), ("max_edges", "maxEdges"))
+        if (value := a.integer(args, key, minimum=1)) is not None
+    }
     return ctx.tracker.graph(
         a.required_text(args, "subcommand"),
         a.text(args, "id"),
         a.text(args, "target"),
+        **bounds,
     )
 
 

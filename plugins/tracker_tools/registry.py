@@ -18,6 +18,8 @@ _SPECS: tuple[ToolSpec, ...] = (
         "claim",
         core.claim_schema,
         core.claim_handler,
+        request_schema=core.claim_request_schema,
+        accepts=core.claim_accepts,
     ),
     ToolSpec(
         "pm_close",
@@ -25,6 +27,8 @@ _SPECS: tuple[ToolSpec, ...] = (
         "close",
         core.close_schema,
         core.close_handler,
+        request_schema=core.close_request_schema,
+        accepts=core.close_accepts,
     ),
     ToolSpec(
         "pm_context",
@@ -39,14 +43,26 @@ _SPECS: tuple[ToolSpec, ...] = (
         "create",
         core.create_schema,
         core.create_handler,
+        request_schema=core.create_request_schema,
+        accepts=core.bag_accepts,
     ),
-    ToolSpec("pm_get", "Show one item in full.", "get", core.get_schema, core.get_handler),
+    ToolSpec(
+        "pm_get",
+        "Show one item in full.",
+        "get",
+        core.get_schema,
+        core.get_handler,
+        request_schema=core.get_request_schema,
+        accepts=core.get_accepts,
+    ),
     ToolSpec(
         "pm_list",
         "List items by status, type, tag, assignee or parent (open items unless all).",
         "list",
         core.list_schema,
         core.list_handler,
+        request_schema=core.list_request_schema,
+        accepts=core.list_accepts,
     ),
     ToolSpec(
         "pm_mutate",
@@ -75,6 +91,8 @@ _SPECS: tuple[ToolSpec, ...] = (
         "release",
         core.release_schema,
         core.release_handler,
+        request_schema=core.release_request_schema,
+        accepts=core.release_accepts,
     ),
     ToolSpec(
         "pm_search",
@@ -82,6 +100,8 @@ _SPECS: tuple[ToolSpec, ...] = (
         "search",
         core.search_schema,
         core.search_handler,
+        request_schema=core.search_request_schema,
+        accepts=core.search_accepts,
     ),
     ToolSpec(
         "pm_update",
@@ -89,6 +109,8 @@ _SPECS: tuple[ToolSpec, ...] = (
         "update",
         core.update_schema,
         core.update_handler,
+        request_schema=core.update_request_schema,
+        accepts=core.bag_accepts,
     ),
     ToolSpec(
         "pm_validate",

@@ -69,6 +69,60 @@ def _init(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
     return ctx.tracker.init(a.text(params, "prefix"))
 
 
+def _index(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    from pm_core.tracker.index.refresh import status, stop
+
+    sub = a.text(params, "subcommand") or "status"
+    if sub not in ("status", "stop"):
+        raise UsageError(f"unknown index subcommand {sub!r}", hint="use status or stop")
+    return status(ctx.tracker) if sub == "status" else stop(ctx.tracker)
+
+
+def _selection(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``ids`` and ``filters`` (``list``'s: status, type, tags, priority, assignee, parent)."""
+    filters = params.get("filters") or {}
+    if not isinstance(filters, Mapping):
+        raise UsageError("filters must be an object", hint='e.g. {"status": "open"}')
+    return {
+        "ids": a.text_list(params, "ids"),
+        "filters": {a.snake(k): v for k, v in filters.items()},
+    }
+
+
+def _update_many(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    values = params.get("values") or {}
+    if not isinstance(values, Mapping):
+        raise UsageError("values must be an object of fields", hint='e.g. {"priority": 1}')
+    return ctx.tracker.update_many(
+        values,
+        **_selection(params),
+        add_tags=a.text_list(params, "addTags"),
+        remove_tags=a.text_list(params, "removeTags"),
+        message=a.text(params, "message"),
+        dry_run=a.flag(params, "dryRun"),
+    )
+
+
+def _close_many(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    return ctx.tracker.close_many(
+        a.text(params, "reason") or "",
+        **_selection(params),
+        canceled=a.flag(params, "canceled"),
+        status=a.text(params, "status"),
+        dry_run=a.flag(params, "dryRun"),
+    )
+
+
+def _stats(ctx: ToolContext, _params: Mapping[str, Any]) -> Any:
+    return ctx.tracker.stats()
+
+
+def _activity(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
+    return ctx.tracker.activity(
+        since=a.text(params, "since") or "7d", limit=a.integer(params, "limit", minimum=1) or 20
+    )
+
+
 #: Built-in commands with no tool: handler, then the parameters it reads, in the
 #: order positionals fill them.
 DIRECT: Mapping[str, tuple[Callable[[ToolContext, Mapping[str, Any]], Any], tuple[str, ...]]] = {
@@ -78,6 +132,14 @@ DIRECT: Mapping[str, tuple[Callable[[ToolContext, Mapping[str, Any]], Any], tupl
     "restore": (_restore, ("id", "ref")),
     "init": (_init, ("prefix",)),
     "claims": (_claims, ("all",)),
+    "index": (_index, ("subcommand",)),
+    "update-many": (
+        _update_many,
+        ("values", "ids", "filters", "addTags", "removeTags", "message", "dryRun"),
+    ),
+    "close-many": (_close_many, ("reason", "ids", "filters", "canceled", "status", "dryRun")),
+    "stats": (_stats, ()),
+    "activity": (_activity, ("since", "limit")),
 }
 
 

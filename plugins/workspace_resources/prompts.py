@@ -14,56 +14,137 @@ from pm_core.contracts import PromptArgument, PromptSpec
 
 _SLOT = re.compile(r"\{\{(\w+)\}\}")
 
-ORIENT = """\
-Orient yourself in this repository's pm tracker before acting on this request:
+#: A step: its text, and the tools it names (dropped when one is not callable; the
+#: next alternative with the same number, if any, is used instead).
+Step = tuple[str, tuple[str, ...]]
 
-{{request}}
+ORIENT: tuple[str, tuple[Step | tuple[Step, ...], ...], str] = (
+    "Orient yourself in this repository's pm tracker before acting on this request:\n\n"
+    "{{request}}\n\nScope: {{scope}}",
+    (
+        (
+            (
+                "Read the working context: call pm_context (or read pm://workspace/context).",
+                ("pm_context",),
+            ),
+            ("Read the working context at pm://workspace/context.", ()),
+        ),
+        ("Call pm_search with the request's key words to find items it touches.", ("pm_search",)),
+        (
+            "pm_get the best matches; note their status, assignee, blockers and acceptance "
+            "criteria.",
+            ("pm_get",),
+        ),
+        ("Call pm_next to see what is ready and recommended.", ("pm_next",)),
+        (
+            "Answer with: the items that matter for the request (id, title, status), what blocks "
+            "them, and whether to continue an existing item or create a new one with pm_create.",
+            ("pm_create",),
+        ),
+    ),
+    "Do not change the tracker while orienting.",
+)
 
-Scope: {{scope}}
+CLAIM_AND_START: tuple[str, tuple[Step | tuple[Step, ...], ...], str] = (
+    "Start work on {{id}}:",
+    (
+        (
+            "pm_get {{id}} and read its description, acceptance criteria, dependencies, files "
+            "and tests.",
+            ("pm_get",),
+        ),
+        ("If a blocker is still open, stop and report it instead of starting.", ()),
+        (
+            "pm_claim {{id}}. If another author holds it, stop and report who; do not pass force "
+            "unless you were asked to take it over.",
+            ("pm_claim",),
+        ),
+        ("pm_focus {{id}} so later context ranks it first.", ("pm_focus",)),
+        (
+            (
+                "Record your plan as a note with pm_notes (add), then begin with the first step.",
+                ("pm_notes",),
+            ),
+            (
+                "Record your plan in the item with pm_update (options.body), then begin with the "
+                "first step.",
+                ("pm_update",),
+            ),
+            ("Begin with the first step.", ()),
+        ),
+    ),
+    "",
+)
 
-1. Read the working context: call pm_context (or read pm://workspace/context).
-2. Call pm_search with the request's key words to find items it touches.
-3. pm_get the best matches; note their status, assignee, blockers and acceptance criteria.
-4. Call pm_next to see what is ready and recommended.
-5. Answer with: the items that matter for the request (id, title, status), what blocks \
-them, and whether to continue an existing item or create a new one with pm_create.
-Do not change the tracker while orienting."""
+RECORD_EVIDENCE_AND_CLOSE: tuple[str, tuple[Step | tuple[Step, ...], ...], str] = (
+    "Finish {{id}} with this evidence:\n\n{{evidence}}",
+    (
+        (
+            "pm_get {{id}} and check every acceptance criterion against the evidence; if one is "
+            "not met, stop and say which.",
+            ("pm_get",),
+        ),
+        ("Link the changed files with pm_files (add).", ("pm_files",)),
+        (
+            "Link test commands with pm_test (add, then run) so the result is recorded.",
+            ("pm_test",),
+        ),
+        (
+            "Add a comment with pm_comments summarising what was done and how it was verified.",
+            ("pm_comments",),
+        ),
+        (
+            (
+                "pm_close {{id}} with a reason that states the outcome, cites the evidence and "
+                "names the files and tests that prove it.",
+                ("pm_close",),
+            ),
+            (
+                "Report the outcome and the evidence: the tools this server offers cannot close "
+                "{{id}} (closing needs the core profile or wider).",
+                (),
+            ),
+        ),
+        (
+            "pm_release {{id}} if you still hold it, then call pm_next for what comes after.",
+            ("pm_release", "pm_next"),
+        ),
+    ),
+    "",
+)
 
-CLAIM_AND_START = """\
-Start work on {{id}}:
+Template = tuple[str, tuple[Step | tuple[Step, ...], ...], str]
 
-1. pm_get {{id}} and read its description, acceptance criteria, dependencies, files and tests.
-2. If a blocker is still open, stop and report it instead of starting.
-3. pm_claim {{id}}. If another author holds it, stop and report who; do not pass force \
-unless you were asked to take it over.
-4. pm_focus {{id}} so later context ranks it first.
-5. Record your plan as a note with pm_notes (add), then begin with the first step."""
 
-RECORD_EVIDENCE_AND_CLOSE = """\
-Finish {{id}} with this evidence:
-
-{{evidence}}
-
-1. pm_get {{id}} and check every acceptance criterion against the evidence; if one is not \
-met, stop and say which.
-2. Link what proves it: changed files with pm_files (add), test commands with pm_test \
-(add, then run) so the result is recorded.
-3. Add a comment with pm_comments summarising what was done and how it was verified.
-4. pm_close {{id}} with a reason that states the outcome and cites the evidence.
-5. pm_release {{id}} if you still hold it, then call pm_next for what comes after."""
+def steps_for(template: Template, tools: frozenset[str] | None) -> str:
+    """The template as text, naming only ``tools`` (``None``: every step)."""
+    head, steps, tail = template
+    lines: list[str] = []
+    for step in steps:
+        options: tuple[Step, ...] = step if isinstance(step[0], tuple) else (step,)
+        chosen = next(
+            (text for text, needs in options if tools is None or set(needs) <= tools), None
+        )
+        if chosen is not None:
+            lines.append(f"{len(lines) + 1}. {chosen}")
+    return "\n\n".join(part for part in (head, "\n".join(lines), tail) if part)
 
 
 def render_template(
-    template: str, args: Mapping[str, str], arguments: Sequence[PromptArgument], name: str
+    template: Template,
+    args: Mapping[str, str],
+    arguments: Sequence[PromptArgument],
+    name: str,
+    tools: frozenset[str] | None = None,
 ) -> str:
-    """Fill ``template``; ValueError naming any missing required argument."""
+    """Fill ``template`` for a client that can call ``tools``; ValueError naming a missing argument."""
     values = {k: v for k, v in args.items() if isinstance(v, str) and v.strip()}
     missing = [a.name for a in arguments if a.required and a.name not in values]
     if missing:
         raise ValueError(f"prompt {name} is missing required argument(s): {', '.join(missing)}")
     kept = [
         line
-        for line in template.splitlines()
+        for line in steps_for(template, tools).splitlines()
         if all(slot in values for slot in _SLOT.findall(line))
     ]
     text = _SLOT.sub(lambda m: values[m.group(1)].strip(), "\n".join(kept))
@@ -72,12 +153,21 @@ def render_template(
 
 
 def _spec(
-    name: str, description: str, template: str, arguments: tuple[PromptArgument, ...]
+    name: str, description: str, template: Template, arguments: tuple[PromptArgument, ...]
 ) -> PromptSpec:
     def render(args: Mapping[str, str]) -> str:
         return render_template(template, args, arguments, name)
 
-    return PromptSpec(name=name, description=description, arguments=arguments, render=render)
+    def render_for(args: Mapping[str, str], tools: frozenset[str]) -> str:
+        return render_template(template, args, arguments, name, tools)
+
+    return PromptSpec(
+        name=name,
+        description=description,
+        arguments=arguments,
+        render=render,
+        render_for=render_for,
+    )
 
 
 def prompt_specs() -> list[PromptSpec]:

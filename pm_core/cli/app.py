@@ -14,6 +14,7 @@ from importlib import import_module
 import click
 
 from pm_core import __version__
+from pm_core.capabilities import ROWS
 from pm_core.cli.argspec import COMMANDS, find_spec
 from pm_core.cli.clickstate import to_click
 from pm_core.cli.failure import EXIT_USAGE, argument_problem, fail, guarded
@@ -29,14 +30,23 @@ def builtin_command(name: str) -> click.Command:
     return command
 
 
+#: Help sections of built-in commands, by tier; ``pm --help`` shows the first two.
+_SECTIONS = (
+    ("core", "Core commands"),
+    ("standard", "Standard commands"),
+    ("full", "Full commands"),
+)
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        """Built-in names plus extension commands (only computed for help)."""
+        """Built-in names (tier order, as the capability table lists them), then extensions."""
         from pm_core.cli.extensions import extension_names
 
-        return sorted(set(COMMANDS) | set(extension_names()))
+        listed = [row.name for row in ROWS if row.tier != "internal"]
+        return listed + [name for name in extension_names() if name not in COMMANDS]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """Import the module of a built-in command, else ask the installed plugins."""
@@ -46,31 +56,35 @@ class LazyGroup(click.Group):
 
         return extension_command(cmd_name)
 
-    def _short_help(self, ctx: click.Context, name: str) -> str:
-        command = self.get_command(ctx, name) if name in COMMANDS else None
-        return "" if command is None else command.get_short_help_str(limit=80)
-
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """List commands from their summaries without importing every module.
+        """List commands by tier from the capability table, without importing their modules.
 
-        Extension commands get a section of their own, and plugins that failed
+        ``pm --help`` shows the core and standard tiers; ``pm help --all``
+        adds the full tier and every extension command. Plugins that failed
         (``error``/``conflict``) are named so a missing command can be explained.
         """
-        from pm_core.cli.extensions import command_summaries, installed_host
+        from pm_core.cli.extensions import extension_rows, installed_host
 
-        rows = [
-            # A built-in outside the agent capability table (``index``) has its own help line.
-            (name, summary or self._short_help(ctx, name))
-            for name, summary in sorted(command_summaries(set(COMMANDS)).items())
-        ]
-        sections = (
-            ("Commands", [row for row in rows if row[0] in COMMANDS]),
-            ("Extension commands", [row for row in rows if row[0] not in COMMANDS]),
-        )
-        for title, section in sections:
-            if section:
+        show_all = bool(ctx.meta.get("pm.help_all"))
+        shown = {"core", "standard", "full"} if show_all else {"core", "standard"}
+        extensions = extension_rows()
+        for tier, title in _SECTIONS:
+            if tier not in shown:
+                continue
+            rows = [(r.name, r.summary) for r in ROWS if r.tier == tier]
+            rows += [
+                (name, f"{summary} [extension]") for name, t, summary in extensions if t == tier
+            ]
+            if rows:
                 with formatter.section(title):
-                    formatter.write_dl(section)
+                    formatter.write_dl(rows)
+        hidden = [r.name for r in ROWS if r.tier not in shown and r.tier != "internal"]
+        hidden += [name for name, t, _ in extensions if t not in shown]
+        if hidden:
+            with formatter.section("More"):
+                formatter.write_text(
+                    f"{len(hidden)} more commands ({', '.join(hidden)}): `pm help --all` lists them."
+                )
         records = installed_host().records.values()
         broken = sorted(r.name for r in records if r.status in ("error", "conflict"))
         if broken:
@@ -86,20 +100,37 @@ class LazyGroup(click.Group):
     "--path",
     envvar="PM_PATH",
     metavar="DIR",
-    help="Tracker root (the .agents/pm directory); also PM_PATH.",
+    help="Tracker root (.agents/pm); also PM_PATH.",
+)
+@click.option(
+    "--pm-path",
+    metavar="DIR",
+    help="The same as --path (preferred when both are given).",
 )
 @click.option("--author", metavar="NAME", help="Author recorded on changes (else PM_AUTHOR).")
 @click.option("--json", "json_output", is_flag=True, help="Print strict JSON (never shrunk).")
+@click.option("--lean", is_flag=True, help="Leave out nulls and empty lists and objects.")
+@click.option("--id-only", is_flag=True, help="Mutations print only id and status.")
+@click.option("--quiet", is_flag=True, help="Print nothing on stdout (errors still on stderr).")
+@click.option(
+    "--no-changed-fields", is_flag=True, help="Mutations leave out the changed_fields list."
+)
+@click.option("--full-changed-fields", is_flag=True, help="Mutations also print the whole item.")
 @click.version_option(
     __version__, "-V", "--version", prog_name="pm", message="%(prog)s %(version)s"
 )
 @click.pass_context
-def cli(ctx: click.Context, path: str | None, author: str | None, json_output: bool) -> None:
-    """pm: a git-native project tracker for humans and coding agents.
-
-    Output is TOON by default; pass --json for strict JSON.
-    """
-    ctx.obj = CliState(path, author, json_output)
+def cli(
+    ctx: click.Context,
+    /,
+    path: str | None,
+    pm_path: str | None,
+    author: str | None,
+    json_output: bool,
+    **output: bool,
+) -> None:
+    """pm: a git-native project tracker for humans and coding agents."""
+    ctx.obj = CliState(pm_path if pm_path is not None else path, author, json_output, output=output)
 
 
 def run(args: Sequence[str]) -> int:

@@ -15,115 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
-from typing import Any, Literal
+
+from pm_core.capabilities import ROWS
+from pm_core.params import Arg, Opt, Param, limit_opt
+
+__all__ = ["COMMANDS", "Arg", "Opt", "Spec", "find_spec", "limit_opt", "specs"]
 
 #: Built-in command name -> the module that defines it: a ``SPECS`` entry
-#: (:class:`Spec`), else a click command named ``cmd_<name>``.
-COMMANDS: dict[str, str] = {
-    "init": "pm_core.cli.commands.items",
-    "create": "pm_core.cli.commands.items",
-    "get": "pm_core.cli.commands.read",
-    "update": "pm_core.cli.commands.items",
-    "delete": "pm_core.cli.commands.items",
-    "copy": "pm_core.cli.commands.items",
-    "append": "pm_core.cli.commands.items",
-    "close": "pm_core.cli.commands.lifecycle",
-    "claim": "pm_core.cli.commands.lifecycle",
-    "release": "pm_core.cli.commands.lifecycle",
-    "claims": "pm_core.cli.commands.lifecycle",
-    "reopen": "pm_core.cli.commands.lifecycle",
-    "comments": "pm_core.cli.commands.evidence",
-    "notes": "pm_core.cli.commands.evidence",
-    "learnings": "pm_core.cli.commands.evidence",
-    "files": "pm_core.cli.commands.evidence",
-    "docs": "pm_core.cli.commands.evidence",
-    "history": "pm_core.cli.commands.history",
-    "restore": "pm_core.cli.commands.history",
-    "mutate": "pm_core.cli.commands.history",
-    "list": "pm_core.cli.commands.read",
-    "search": "pm_core.cli.commands.read",
-    "focus": "pm_core.cli.commands.read",
-    "next": "pm_core.cli.commands.work",
-    "context": "pm_core.cli.commands.work",
-    "deps": "pm_core.cli.commands.graph",
-    "graph": "pm_core.cli.commands.graph",
-    "plan": "pm_core.cli.commands.graph",
-    "validate": "pm_core.cli.commands.assurance",
-    "health": "pm_core.cli.commands.assurance",
-    "test": "pm_core.cli.commands.assurance",
-    "config": "pm_core.cli.commands.admin",
-    "schema": "pm_core.cli.commands.admin",
-    "contracts": "pm_core.cli.commands.admin",
-    "events": "pm_core.cli.commands.admin",
-    "index": "pm_core.cli.commands.index",
-    "merge": "pm_core.cli.commands.merge",
-    "history-repair": "pm_core.cli.commands.merge",
-}
-
-Kind = Literal["text", "int", "float", "flag"]
-
-
-class Opt:
-    """An option: its spellings, where its value goes, and how it is read."""
-
-    __slots__ = (
-        "decls",
-        "default",
-        "dest",
-        "help",
-        "kind",
-        "metavar",
-        "minimum",
-        "multiple",
-        "show_default",
-    )
-
-    def __init__(
-        self,
-        *decls: str,
-        dest: str,
-        kind: Kind = "text",
-        multiple: bool = False,
-        minimum: int | None = None,
-        default: Any = None,
-        metavar: str | None = None,
-        help: str = "",
-        show_default: bool = False,
-    ) -> None:
-        self.decls = decls
-        self.dest = dest
-        self.kind: Kind = kind
-        self.multiple = multiple
-        self.minimum = minimum
-        self.default = default
-        self.metavar = metavar
-        self.help = help
-        self.show_default = show_default
-
-    @property
-    def takes_value(self) -> bool:
-        """Whether the option reads a value (every kind but a flag)."""
-        return self.kind != "flag"
-
-
-class Arg:
-    """A positional argument: one value, or every remaining one (``variadic``)."""
-
-    __slots__ = ("metavar", "name", "required", "variadic")
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        variadic: bool = False,
-        required: bool = True,
-        metavar: str | None = None,
-    ) -> None:
-        self.name = name
-        self.variadic = variadic
-        #: A variadic argument is never required (click's default for ``nargs=-1``).
-        self.required = required and not variadic
-        self.metavar = metavar
+#: (:class:`Spec`), else a click command named ``cmd_<name>``. Projected from
+#: the capability table (:data:`pm_core.capabilities.ROWS`), the one list of commands.
+COMMANDS: dict[str, str] = {row.name: row.module for row in ROWS}
 
 
 class Spec:
@@ -143,21 +44,23 @@ class Spec:
         *,
         args: tuple[Arg, ...] = (),
         opts: tuple[Opt, ...] = (),
+        params: tuple[Param, ...] = (),
     ) -> None:
         self.name = name
         self.run = run
-        self.args = args
-        self.opts = opts
+        #: ``params`` (a declaration from :mod:`pm_core.commands`) split into both kinds.
+        self.args = args + tuple(p for p in params if isinstance(p, Arg))
+        self.opts = opts + tuple(p for p in params if isinstance(p, Opt))
 
     @property
     def help(self) -> str:
         """The help text: the docstring of ``run``."""
         return self.run.__doc__ or ""
 
-
-def limit_opt(help: str, minimum: int = 1) -> Opt:
-    """``--limit N`` / ``-n N``: an integer of at least ``minimum``."""
-    return Opt("--limit", "-n", dest="limit", kind="int", minimum=minimum, help=help)
+    @property
+    def params(self) -> tuple[Param, ...]:
+        """Positionals, then options: the declaration tools and docs project from."""
+        return (*self.args, *self.opts)
 
 
 def specs(*declared: Spec) -> dict[str, Spec]:

@@ -41,6 +41,52 @@ def _param_type(opt: Opt) -> click.ParamType[Any] | None:
     return None
 
 
+def _workspace_values(ctx: click.Context) -> dict[str, tuple[str, ...]]:
+    """The workspace's types and statuses for help (the built-in ones without a tracker)."""
+    state = ctx.find_object(CliState)
+    try:
+        if state is None:
+            raise LookupError("no state")
+        contracts = state.tracker.schema.contracts()
+        return {"types": contracts.types, "statuses": contracts.statuses}
+    except Exception:  # no tracker here (help works anywhere): the built-in lists
+        from pm_core.tracker.model.item import BUILTIN_TYPES, STATUSES
+
+        return {"types": BUILTIN_TYPES, "statuses": STATUSES}
+
+
+class DeclaredOption(click.Option):
+    """An option whose help ends with its allowed values (read from the workspace when they can change)."""
+
+    def __init__(self, *args: Any, choices: tuple[str, ...] | str | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.declared_choices = choices
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        """Shell completion offers the allowed values (the workspace's types and statuses)."""
+        from click.shell_completion import CompletionItem
+
+        from pm_core.params import allowed
+
+        if self.declared_choices is None:
+            return list(super().shell_complete(ctx, incomplete))
+        values = allowed(self.declared_choices, _workspace_values(ctx))
+        return [CompletionItem(v) for v in values if v.startswith(incomplete)]
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        """Click's record, with ``One of: ...`` appended."""
+        record = super().get_help_record(ctx)
+        if record is None or self.declared_choices is None:
+            return record
+        from pm_core.params import allowed
+
+        values = allowed(self.declared_choices, _workspace_values(ctx))
+        if not values:
+            return record
+        where = " (this workspace's)" if self.declared_choices in ("types", "statuses") else ""
+        return record[0], f"{record[1]}  One of{where}: {', '.join(values)}."
+
+
 def to_click(spec: Spec) -> click.Command:
     """The click command for ``spec``: the same arguments, help and errors as the fast path's."""
     params: list[click.Parameter] = [
@@ -57,10 +103,13 @@ def to_click(spec: Spec) -> click.Command:
         # repeatable option (), where an explicit None would pass None.
         extra: dict[str, Any] = {} if opt.default is None else {"default": opt.default}
         params.append(
-            click.Option(
+            DeclaredOption(
                 [*opt.decls, opt.dest],
+                choices=opt.choices,
                 type=_param_type(opt),
-                is_flag=opt.kind == "flag",
+                # is_flag=False would make click 8.3+ refuse a value starting with "-"
+                # (``--limit -1``); left unset, click infers it.
+                is_flag=True if opt.kind == "flag" else None,
                 multiple=opt.multiple,
                 metavar=opt.metavar,
                 help=opt.help,

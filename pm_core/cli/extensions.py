@@ -53,18 +53,10 @@ def extension_names(host: Host | None = None) -> list[str]:
     return sorted(n for n, s in extension_specs(host).items() if s.tier != "internal")
 
 
-def command_summaries(builtin: set[str], host: Host | None = None) -> dict[str, str]:
-    """One-line summary per listed command: built-ins from the capability table, then extensions."""
-    from pm_core.capabilities import builtin_commands
-
-    out = {spec.name: spec.summary for spec in builtin_commands() if spec.name in builtin}
-    for name in builtin - set(out):
-        out[name] = ""
+def extension_rows(host: Host | None = None) -> list[tuple[str, str, str]]:
+    """``(name, tier, summary)`` of each listed extension command (``internal`` hidden)."""
     specs = extension_specs(host)
-    for name in extension_names(host):
-        spec = specs[name]
-        out.setdefault(name, f"{spec.summary} [{spec.tier}, extension]")
-    return out
+    return [(name, specs[name].tier, specs[name].summary) for name in extension_names(host)]
 
 
 def extension_command(name: str, host: Host | None = None) -> click.Command | None:

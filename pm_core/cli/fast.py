@@ -24,12 +24,19 @@ from typing import TYPE_CHECKING, Any
 
 from pm_core.cli.argspec import COMMANDS, Opt, Spec, find_spec
 from pm_core.cli.failure import argument_problem, fail, guarded
+from pm_core.cli.state import OUTPUT_FLAGS
 
 if TYPE_CHECKING:
     from pm_core.cli.state import CliState
 
 #: Global options (before the command name) the fast path reads: name -> takes a value.
-_GLOBAL = {"--path": True, "--author": True, "--json": False}
+_GLOBAL = {
+    "--path": True,
+    "--pm-path": True,
+    "--author": True,
+    "--json": False,
+    **{"--" + name.replace("_", "-"): False for name in OUTPUT_FLAGS},
+}
 _JSON = Opt("--json", dest="json_flag", kind="flag")
 
 
@@ -52,10 +59,13 @@ def run(args: Sequence[str]) -> int | None:
     from pm_core.cli.state import CliState
 
     # As click reads --path: given (even empty) wins, else a non-empty PM_PATH.
-    path = options["--path"] if "--path" in options else os.environ.get("PM_PATH") or None
+    # --pm-path (the TypeScript pm's name) is preferred over --path.
+    given = options.get("--pm-path", options.get("--path"))
+    path = given if given is not None else os.environ.get("PM_PATH") or None
     json_flag = values.pop("json_flag")
     as_json = bool(options.get("--json")) or json_flag
-    state = CliState(path, options.get("--author"), as_json)
+    output = {name: bool(options.get("--" + name.replace("_", "-"))) for name in OUTPUT_FLAGS}
+    state = CliState(path, options.get("--author"), as_json, output=output)
     return guarded(lambda: _call(spec, state, values, wants_json), wants_json)
 
 
@@ -100,11 +110,14 @@ def _globals(args: Sequence[str]) -> tuple[int, dict[str, Any]]:
     return position, options
 
 
-def _separate_value(args: Sequence[str], position: int) -> str:
-    """The value given as the next argument."""
+def _separate_value(args: Sequence[str], position: int, *, numeric: bool = False) -> str:
+    """The value given as the next argument (a negative number, for a numeric option)."""
     if position >= len(args):
         raise _Unsure
-    return _plain(args[position])
+    value = args[position]
+    if numeric and value.startswith("-") and value[1:].replace(".", "", 1).isdigit():
+        return value
+    return _plain(value)
 
 
 def _plain(value: str) -> str:
@@ -133,7 +146,7 @@ def _command(spec: Spec, args: Sequence[str]) -> dict[str, Any]:
             opt = found
             if opt.takes_value and not eq:
                 position += 1
-                value = _separate_value(args, position)
+                value = _separate_value(args, position, numeric=opt.kind in ("int", "float"))
         elif arg.startswith("-") and arg != "-":
             found = shorts.get(arg[:2])
             if found is None or not found.takes_value:
@@ -147,8 +160,9 @@ def _command(spec: Spec, args: Sequence[str]) -> dict[str, Any]:
             positionals.append(arg)
             position += 1
             continue
+        numeric = opt.kind in ("int", "float") and value[1:].replace(".", "", 1).isdigit()
         given.setdefault(opt.dest, []).append(
-            _convert(opt, _plain(value)) if opt.takes_value else True
+            _convert(opt, value if numeric else _plain(value)) if opt.takes_value else True
         )
         position += 1
     values = {opt.dest: _value(opt, given.get(opt.dest)) for opt in (*spec.opts, _JSON)}

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from pm_core.contracts import TIER_RANK
+from pm_core.contracts import TIER_RANK, CommandSpec
 from pm_core.host import Host, PluginLoadError, PluginRecord, build_host
 
 #: The version of the ``pm-plugins list --json`` schema; bumped on any incompatible change.
@@ -139,7 +139,40 @@ def render_surface(host: Host) -> str:
         source = "built-in" if spec.builtin else (host.command_owner(name) or "?")
         summary = spec.summary.replace("|", "\\|")
         lines.append(f"| `{name}` | {spec.tier} | {spec.family} | {source} | {summary} |\n")
+    lines.append(_parameters(commands))
     return "".join(lines)
+
+
+def _parameters(commands: dict[str, CommandSpec]) -> str:
+    """Per-command parameter tables, from each command's one declaration."""
+    from pm_core.params import declared, describe
+    from pm_core.tracker.model.item import BUILTIN_TYPES, STATUSES
+
+    sources = {"types": BUILTIN_TYPES, "statuses": STATUSES}
+    out = [
+        "\n## Parameters\n\n"
+        "From each command's declaration (`pm_core/commands/`); the MCP tool of the command "
+        "accepts every parameter that has a tool key. Role: `filter` narrows what is read, "
+        "`field` sets an item field, `switch` changes behaviour, `io` is how the CLI reads "
+        "input a tool passes as a value. Allowed values from `workspace types`/`statuses` "
+        "are the built-in ones here and the workspace's at run time.\n"
+    ]
+    for name in sorted(commands, key=lambda n: (TIER_RANK.get(commands[n].tier, 9), n)):
+        try:
+            params = describe(declared(name), sources)
+        except (KeyError, ModuleNotFoundError, AttributeError):
+            continue
+        out.append(f"\n### `{name}`\n\n| CLI | tool key | type | role | allowed | help |\n")
+        out.append("| --- | --- | --- | --- | --- | --- |\n")
+        for p in params:
+            allowed = ", ".join(str(v) for v in p.get("allowed", ()))
+            if p.get("allowed_from"):
+                allowed = f"{p['allowed_from']} ({allowed})"
+            kind = p["type"] + ("[]" if p.get("repeatable") else "")
+            tool = f"`{p['tool']}`" if p.get("tool") else "-"
+            text = str(p.get("help", "")).replace("|", "\\|")
+            out.append(f"| `{p['cli']}` | {tool} | {kind} | {p['role']} | {allowed} | {text} |\n")
+    return "".join(out)
 
 
 @cli.command("surface")

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pm_core.params import parse_assignments, split_commas
+
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
 
@@ -18,11 +20,20 @@ if TYPE_CHECKING:
 class CliState:
     """What every command shares: ``--path``, ``--author``, ``--json``, the tracker."""
 
-    def __init__(self, path: str | None, author: str | None, json_output: bool) -> None:
+    def __init__(
+        self,
+        path: str | None,
+        author: str | None,
+        json_output: bool,
+        *,
+        output: Mapping[str, bool] | None = None,
+    ) -> None:
         self.path = path
         self.author = author
         #: True when ``--json`` was given (globally or on the command).
         self.json = json_output
+        #: The output switches the TypeScript pm has too (:data:`OUTPUT_FLAGS`), by name.
+        self.output = {name: bool((output or {}).get(name)) for name in OUTPUT_FLAGS}
         self._tracker: Tracker | None = None
 
     @property
@@ -56,9 +67,49 @@ class CliState:
         """Print ``payload``; ``exact`` (an explicit ``--limit``) or ``--json`` skip shrinking."""
         from pm_core.cli.output import render, write
 
+        if self.output["quiet"]:
+            warn(payload)
+            return
+        if kind == "mutation":
+            payload = self._receipt(payload)
+        if self.output["lean"]:
+            payload = lean(payload)
         fmt = self.output_format()
         bounded = not (exact or self.json)
         write(render(payload, fmt=fmt, kind=kind, bounded=bounded, settings=self.output_settings()))
+        warn(payload)
+
+    def _receipt(self, payload: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A mutation receipt as ``--id-only``/``--no-changed-fields``/``--full-changed-fields`` ask."""
+        if "id" not in payload or "status" not in payload:
+            return payload
+        if self.output["id_only"]:
+            return {"id": payload["id"], "status": payload["status"]}
+        out = dict(payload)
+        if self.output["no_changed_fields"]:
+            out.pop("changed_fields", None)
+        if self.output["full_changed_fields"] and self._tracker is not None:
+            from pm_core.tracker.model.errors import PmError
+
+            try:
+                out = {"item": self._tracker.get(str(payload["id"])).to_record(), **out}
+            except PmError:  # a deleted item: the receipt alone
+                return out
+        return out
+
+
+#: Global output switches, spelt as the TypeScript pm spells them (``--id-only``: ``id_only``).
+OUTPUT_FLAGS = ("lean", "id_only", "quiet", "no_changed_fields", "full_changed_fields")
+
+
+def lean(value: Any) -> Any:
+    """``value`` without nulls and empty lists or objects (``--lean``)."""
+    if isinstance(value, Mapping):
+        kept = {k: lean(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not None and v != [] and v != {}}
+    if isinstance(value, list | tuple):
+        return [lean(v) for v in value]
+    return value
 
 
 def read_text(value: str | None, *, stdin: bool = False, file: str | None = None) -> str | None:
@@ -82,19 +133,28 @@ def read_text(value: str | None, *, stdin: bool = False, file: str | None = None
     return value
 
 
-def parse_assignments(values: tuple[str, ...] | list[str], flag: str) -> dict[str, str]:
-    """``key=value`` pairs from a repeatable flag; UsageError naming a bad one."""
-    from pm_core.tracker.model.errors import UsageError
-
-    out: dict[str, str] = {}
-    for raw in values:
-        key, sep, value = raw.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"{flag} expects key=value, got {raw!r}", hint=f"{flag} name=value")
-        out[key.strip()] = value
-    return out
+__all__ = ["OUTPUT_FLAGS", "CliState", "lean", "parse_assignments", "read_text", "split_commas"]
 
 
-def split_commas(values: tuple[str, ...] | list[str]) -> list[str]:
-    """Flatten repeated and comma-separated flag values."""
-    return [p.strip() for v in values for p in v.split(",") if p.strip()]
+def warn(payload: Mapping[str, Any]) -> None:
+    """Repeat a result's ``warnings`` on stderr, one ``warning:`` line each (stdout stays data).
+
+    A no-op receipt's code is followed by what it found (``noop``).
+    """
+    import sys
+
+    warnings = payload.get("warnings") if isinstance(payload, Mapping) else None
+    if not isinstance(warnings, list) or not warnings:
+        return
+    detail = payload.get("noop")
+    lines = []
+    for text in warnings:
+        line = f"warning: {text}"
+        if detail and str(text).startswith("noop"):
+            line += f": {detail}"
+        lines.append(line + "\n")
+    try:
+        sys.stderr.write("".join(lines))
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass

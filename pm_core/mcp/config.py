@@ -11,7 +11,13 @@ from pathlib import Path
 
 import attrs
 
-from pm_core.contracts import ConfigurationError, RequestContext
+from pm_core.contracts import (
+    ConfigurationError,
+    RequestContext,
+    ToolDescriptor,
+    profile_tier,
+    tier_includes,
+)
 from pm_core.host import Host
 from pm_core.tracker.api import Tracker
 
@@ -28,6 +34,28 @@ INSTRUCTIONS = (
 #: the extension; ``open`` also serves clients that declare nothing, per the
 #: Final Skills text (see docs/skills.md).
 SKILLS_MODES = ("negotiated", "open")
+
+
+def instructions_for(tools: frozenset[str]) -> str:
+    """The server instructions, naming only tools in ``tools`` (the profile's)."""
+
+    def some(names: tuple[str, ...]) -> list[str]:
+        return [n for n in names if n in tools]
+
+    parts = ["pm is this repository's project tracker."]
+    start = some(("pm_context", "pm_next"))
+    if start:
+        parts.append(f"Start with {' or '.join(start)}.")
+    if "pm_claim" in tools:
+        parts.append("Claim before you work (pm_claim).")
+    evidence = some(("pm_comments", "pm_files", "pm_test"))
+    if evidence:
+        parts.append(f"Record evidence ({', '.join(evidence)}).")
+    elif "pm_update" in tools:
+        parts.append("Record evidence in the item (pm_update).")
+    if "pm_close" in tools:
+        parts.append("Close with a reason (pm_close).")
+    return " ".join(parts)
 
 
 @attrs.define(slots=True)
@@ -78,3 +106,29 @@ def check_startup(host: Host, config: ServerConfig) -> None:
     tracker = Tracker(config.root, author=config.author, env=config.env)
     catalog = host.catalog(tracker.schema.contracts(), request=request)
     host.select_tools(catalog, request, "list")
+
+
+def profile_tools(
+    host: Host, config: ServerConfig, request: RequestContext | None = None
+) -> frozenset[str]:
+    """The tool names a client at the server's profile (or ``request``'s) can call.
+
+    Read from the tools' backing commands and tiers (no workspace needed),
+    then narrowed by the profile plugins as ``tools/call`` is.
+    """
+    request = request or RequestContext(
+        profile=config.profile, tool_allowlist=config.tool_allowlist
+    )
+    commands = host.commands()
+    light = []
+    for name, spec in host.tools().items():
+        command = commands.get(spec.command)
+        tier = command.tier if command else "full"
+        family = command.family if command else spec.family
+        light.append(ToolDescriptor(name, "", {}, spec.command, tier, family))
+    try:
+        chosen = host.select_tools(light, request, "call")
+    except Exception:  # a configuration error is reported by check_startup
+        top = profile_tier(request.profile)
+        chosen = [t for t in light if tier_includes(top, t.tier)]
+    return frozenset(t.name for t in chosen)

@@ -29,9 +29,10 @@ from pm_core.contracts import RequestContext
 from pm_core.host import Host
 from pm_core.mcp.config import (
     HANDSHAKE_VERSIONS,
-    INSTRUCTIONS,
     MODERN_VERSIONS,
     ServerConfig,
+    instructions_for,
+    profile_tools,
     skills_mode,
 )
 from pm_core.mcp.results import output_schema
@@ -185,7 +186,7 @@ class FastStart:
             caps["extensions"] = json.loads(json.dumps(extensions))
         return {
             "capabilities": caps,
-            "instructions": INSTRUCTIONS,
+            "instructions": instructions_for(profile_tools(self.host, self.config)),
             "protocolVersion": version,
             "serverInfo": {"name": "pm-mcp", "version": __version__},
         }
@@ -204,7 +205,7 @@ class FastStart:
                 wire["description"] = tool.description
             wire["inputSchema"] = _schema(tool.input_schema, request.era)
             wire["name"] = tool.name
-            schema = output_schema(tool.name)
+            schema = output_schema(tool.name, tool.output_schema)
             if schema is not None:
                 wire["outputSchema"] = _schema(schema, request.era)
             tools.append(wire)

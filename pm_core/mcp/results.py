@@ -157,12 +157,17 @@ def result_schema(tool: str) -> Schema:
     return copy.deepcopy(RESULTS.get(tool, ANY))
 
 
-def output_schema(tool: str) -> Schema:
-    """The tool's ``outputSchema``: ``{result: R, warnings?: [string]}``."""
+def output_schema(tool: str, declared: Mapping[str, Any] | None = None) -> Schema:
+    """The tool's ``outputSchema``: ``{result: R, warnings?: [string]}``.
+
+    ``declared`` is the result schema the tool's plugin declared
+    (``ToolSpec.output_schema``); without one, the built-in contract above.
+    """
+    result = copy.deepcopy(dict(declared)) if declared is not None else result_schema(tool)
     return {
         "type": "object",
         "properties": {
-            "result": result_schema(tool),
+            "result": result,
             "warnings": {"type": "array", "items": {"type": "string"}},
         },
         "required": ["result"],

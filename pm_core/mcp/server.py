@@ -41,6 +41,8 @@ from pm_core.mcp.config import SKILLS_MODES as SKILLS_MODES
 from pm_core.mcp.config import ServerConfig as ServerConfig
 from pm_core.mcp.config import byte_limit as byte_limit
 from pm_core.mcp.config import check_startup as _check_startup
+from pm_core.mcp.config import instructions_for as instructions_for
+from pm_core.mcp.config import profile_tools as _profile_tools
 from pm_core.mcp.config import skills_mode as skills_mode
 from pm_core.mcp.results import output_schema
 from pm_core.tracker.api import Tracker
@@ -71,7 +73,7 @@ class PmMcp:
         self.server: Server[Any] = Server(
             "pm-mcp",
             version=__version__,
-            instructions=INSTRUCTIONS,
+            instructions=self.instructions(),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -91,6 +93,14 @@ class PmMcp:
         self.server.add_request_handler("server/discover", types.RequestParams, self._discover)
         self.server.middleware.insert(0, self._sanitize_errors)
         self.server.middleware.append(self._advertise_extensions)
+
+    def profile_tools(self, request: RequestContext | None = None) -> frozenset[str]:
+        """The tool names a client at the server's profile (or ``request``'s) can call."""
+        return _profile_tools(self.host, self.config, request)
+
+    def instructions(self) -> str:
+        """The server instructions for this server's profile."""
+        return instructions_for(self.profile_tools())
 
     # ------------------------------------------------------------ per request
 
@@ -394,7 +404,9 @@ class PmMcp:
                 f"prompt {spec.name} is missing required argument(s): {', '.join(missing)}",
                 {"missing": missing},
             )
-        text = spec.render(args)
+        request = self.request_context(ctx)
+        tools = self.profile_tools(request)
+        text = spec.render_for(args, tools) if spec.render_for else spec.render(args)
         return types.GetPromptResult(
             description=spec.description,
             messages=[
@@ -424,7 +436,7 @@ class PmMcp:
         return types.DiscoverResult(
             supported_versions=[*MODERN_VERSIONS, *HANDSHAKE_VERSIONS],
             capabilities=self.server.get_capabilities(protocol_version=ctx.protocol_version),
-            instructions=INSTRUCTIONS,
+            instructions=self.instructions(),
         )
 
     async def _run(self, fn: Any) -> Any:
@@ -492,7 +504,7 @@ def wire_tool(tool: ToolDescriptor) -> types.Tool:
         name=tool.name,
         description=tool.description,
         input_schema=dict(tool.input_schema),
-        output_schema=output_schema(tool.name),
+        output_schema=output_schema(tool.name, tool.output_schema),
         _meta=dict(tool.meta) if tool.meta else None,
     )
 
@@ -503,7 +515,7 @@ def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[
     return [
         f"argument {key!r} is not declared by {tool.name}; its value may be ignored"
         for key in args
-        if key not in properties and key != "_meta"
+        if key not in properties and key != "_meta" and key not in tool.accepts
     ]
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from functools import cached_property, partial
+from functools import cached_property, partial, wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pm_core.tracker.claims import flows as claiming
 from pm_core.tracker.index import access as indexing
@@ -27,7 +27,7 @@ from pm_core.tracker.model.errors import (
     UsageError,
 )
 from pm_core.tracker.model.fields import SETTABLE, canonical_key, coerce_fields, parse_dependency
-from pm_core.tracker.model.item import Item, document_hash, item_from_record
+from pm_core.tracker.model.item import Item, document_hash, item_from_record, normalize_status
 from pm_core.tracker.storage import history as hist
 from pm_core.tracker.storage.faults import checkpoint
 from pm_core.tracker.storage.locks import item_lock
@@ -42,6 +42,9 @@ from pm_core.tracker.storage.workspace import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from pm_core.contracts import CommandSpec
     from pm_core.tracker.query.indexed import IndexedReads
 
 Receipt = dict[str, Any]
@@ -50,14 +53,65 @@ LOG_KINDS = ("comments", "notes", "learnings")
 LINK_KINDS = ("files", "docs")
 
 
+def _given(**values: Any) -> dict[str, Any]:
+    """The keywords a caller gave (not None), so the callee's own defaults apply to the rest."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
 def resolve_author(
-    explicit: str | None, settings: Mapping[str, Any], env: Mapping[str, str]
+    explicit: str | None,
+    settings: Mapping[str, Any],
+    env: Mapping[str, str],
+    git_name: Callable[[], str | None] = lambda: None,
 ) -> str:
-    """``--author`` > ``PM_AUTHOR`` > settings ``author_default`` > ``unknown``."""
+    """``--author`` > ``PM_AUTHOR`` > settings ``author_default`` > git's ``user.name`` > ``unknown``."""
     for candidate in (explicit, env.get("PM_AUTHOR"), settings.get("author_default")):
         if candidate and str(candidate).strip():
             return str(candidate).strip()
-    return "unknown"
+    return git_name() or "unknown"
+
+
+def git_user_name(repo: Path) -> str | None:
+    """``git config user.name`` as seen from ``repo`` (None without git or a name)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "config", "user.name"],
+            cwd=repo if repo.is_dir() else None,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    name = done.stdout.strip() if done.returncode == 0 else ""
+    return name or None
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def noop_ok(method: F) -> F:
+    """A single-item write that finds nothing to do answers, it does not fail.
+
+    The exit-code contract keeps 6 (no effect) for the bulk commands: a repeat
+    of a single-item command (close again, release again, the status it
+    already has) is a success with ``changed_field_count: 0`` and the
+    :class:`NoEffectError`'s ``noop_*`` code in ``warnings``, so scripts under
+    ``set -e`` keep going. Bulk commands call :meth:`Tracker.update` and
+    friends and read that code to count no-ops.
+    """
+
+    @wraps(method)
+    def answer(self: Tracker, first: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, first, *args, **kwargs)
+        except NoEffectError as exc:
+            return self.noop_receipt(first, exc)
+
+    return cast(F, answer)
 
 
 class Tracker:
@@ -74,6 +128,7 @@ class Tracker:
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.root = _resolve_root(root) if root else find_root(cwd, self.env)
         self._explicit_author = author
+        self._git_names: list[str | None] = []  # git's user.name, once looked up
         #: Hooks run after every committed write (the read index subscribes).
         self.after_write: list[Callable[[Item | None, str, Path | None], None]] = [
             partial(indexing.after_write, self)
@@ -105,7 +160,13 @@ class Tracker:
     @property
     def author(self) -> str:
         """The author recorded on mutations."""
-        return resolve_author(self._explicit_author, self.settings, self.env)
+        return resolve_author(self._explicit_author, self.settings, self.env, self._git_name)
+
+    def _git_name(self) -> str | None:
+        """git's ``user.name`` for this repository, asked once per tracker."""
+        if not self._git_names:
+            self._git_names.append(git_user_name(self.root.parent.parent))
+        return self._git_names[0]
 
     @property
     def prefix(self) -> str:
@@ -231,7 +292,9 @@ class Tracker:
                 if allow_no_effect:
                     return before, before
                 raise NoEffectError(
-                    f"{item_id}: nothing to change", hint="the item already matches"
+                    f"{item_id}: nothing to change",
+                    hint="the item already matches",
+                    warning="noop_no_update_fields" if op == "update" else "noop_no_change",
                 )
             after.updated_at = now_iso()
             claiming.renew_on_write(self, after, op)
@@ -253,6 +316,20 @@ class Tracker:
                 f"{item.id} is claimed by {holder}",
                 hint="claim it with --force or ask the holder to release it",
             )
+
+    def noop_receipt(self, item_id: str, exc: NoEffectError) -> Receipt:
+        """The answer of a single-item write that changed nothing (see :func:`noop_ok`)."""
+        out: Receipt = {}
+        try:
+            item = self.get(item_id)
+        except PmError:
+            out["key"] = item_id  # a setting, not an item
+        else:
+            out.update(id=item.id, status=item.status)
+        out.update(
+            changed_fields=[], changed_field_count=0, warnings=[exc.warning], noop=exc.message
+        )
+        return out
 
     @staticmethod
     def receipt(before: Item | None, after: Item, **extra: Any) -> Receipt:
@@ -379,6 +456,7 @@ class Tracker:
                 hint="pick a parent outside this item's subtree",
             )
 
+    @noop_ok
     def update(
         self,
         item_id: str,
@@ -393,6 +471,13 @@ class Tracker:
     ) -> Receipt:
         """Change fields. ``status`` closed/canceled is routed through :meth:`close`."""
         fields = coerce_fields(values or {}, self.schema, self.author, "update")
+        if not (fields or unset or add_tags or remove_tags or remove_deps):
+            self.get(item_id)  # a missing item is "not found", not a no-op
+            raise NoEffectError(
+                f"{self.normalize_id(item_id)}: no field to change was given",
+                hint="pass a field, e.g. --status, --title, --add-tag",
+                warning="noop_no_update_fields",
+            )
         status = fields.get("status")
         if status in self.schema.terminal_statuses:
             reason = fields.pop("close_reason", None) or message
@@ -407,7 +492,7 @@ class Tracker:
                     remove_deps=remove_deps,
                     allow_unresolved_deps=allow_unresolved_deps,
                 )
-            return self.close(item_id, str(reason or ""), canceled=status != "closed")
+            return self.close(item_id, str(reason or ""), status=str(status))
         for key in unset:
             name = canonical_key(key)
             if name not in SETTABLE and self.schema.field(name) is None:
@@ -444,6 +529,7 @@ class Tracker:
 
     # ------------------------------------------------------------ lifecycle
 
+    @noop_ok
     def close(
         self,
         item_id: str,
@@ -453,8 +539,14 @@ class Tracker:
         resolution: str | None = None,
         canceled: bool = False,
         completed_at: str | None = None,
+        status: str | None = None,
     ) -> Receipt:
-        """Close (or cancel) with a reason; unblock dependents whose blockers are all done."""
+        """Close (or cancel) with a reason; unblock dependents whose blockers are all done.
+
+        ``status``: the terminal status to end in (any status with the terminal
+        role in the schema, such as a custom ``wontfix``); without it the status
+        with the ``default_close`` role, or ``default_cancel`` when ``canceled``.
+        """
         text = (reason or duplicate_of or resolution or "").strip()
         governance = self.settings.get("governance", {})
         if not text and governance.get("require_close_reason", True):
@@ -464,11 +556,27 @@ class Tracker:
             )
         if duplicate_of:
             duplicate_of = self._require_target(duplicate_of, False)
-        target_status = "canceled" if canceled else "closed"
+        schema = self.schema
+        if status is not None:
+            try:
+                target_status = normalize_status(status, schema.status_names)
+            except ValueError as exc:
+                raise UsageError(str(exc), hint="add it with `pm schema add status`") from None
+            if target_status not in schema.terminal_statuses:
+                raise UsageError(
+                    f"{target_status!r} is not a terminal status",
+                    hint="close into one of: " + ", ".join(sorted(schema.terminal_statuses)),
+                )
+        elif canceled:
+            target_status = schema.status_with_role("default_cancel", "canceled")
+        else:
+            target_status = schema.status_with_role("default_close", "closed")
 
         def change(item: Item) -> None:
             if item.status in self.schema.terminal_statuses:
-                raise NoEffectError(f"{item.id} is already {item.status}")
+                raise NoEffectError(
+                    f"{item.id} is already {item.status}", warning="noop_already_terminal"
+                )
             now = now_iso()
             item.status = target_status
             item.close_reason = text or None
@@ -512,12 +620,16 @@ class Tracker:
                 released.append(other.id)
         return released
 
+    @noop_ok
     def reopen(self, item_id: str, *, message: str | None = None) -> Receipt:
         """Reopen a terminal item; clears close reason and stamps."""
 
         def change(item: Item) -> None:
             if item.status not in self.schema.terminal_statuses:
-                raise NoEffectError(f"{item.id} is {item.status}, not closed or canceled")
+                raise NoEffectError(
+                    f"{item.id} is {item.status}, not closed or canceled",
+                    warning="noop_not_terminal",
+                )
             item.status = "open"
             item.close_reason = None
             item.closed_at = None
@@ -526,6 +638,7 @@ class Tracker:
         before, after = self.apply_change(item_id, "reopen", change, message=message)
         return self.receipt(before, after)
 
+    @noop_ok
     def claim(
         self,
         item_id: str,
@@ -543,10 +656,33 @@ class Tracker:
         compare-and-swap on the git remote first; ``local`` claims in the item
         file only. See :mod:`pm_core.tracker.claims.flows`.
         """
-        return claiming.claim(
+        receipt = claiming.claim(
             self, item_id, force=force, if_available=if_available, renew=renew, local=local
         )
+        if receipt.get("claimed_by") and not renew:
+            waiting = self.open_blockers(str(receipt["id"]))
+            if waiting:
+                shown = ", ".join(f"{b} ({s})" for b, s in waiting)
+                receipt.setdefault("warnings", []).append(
+                    f"claim_blocked: {receipt['id']} is blocked by {shown}; "
+                    "finish or unlink the blocker before the work can be done"
+                )
+        return receipt
 
+    def open_blockers(self, item_id: str) -> list[tuple[str, str]]:
+        """``(id, status)`` of each blocker of ``item_id`` that is not terminal (``missing``)."""
+        everything = {i.id: i for i in self.items()}
+        item = everything.get(self.normalize_id(item_id)) or self.get(item_id)
+        out = []
+        for blocker in blockers_of(item, everything.values()):
+            other = everything.get(blocker)
+            if other is None:
+                out.append((blocker, "missing"))
+            elif not self.is_terminal(other):
+                out.append((blocker, other.status))
+        return out
+
+    @noop_ok
     def release(self, item_id: str, *, force: bool = False, local: bool = False) -> Receipt:
         """End the claim (only its holder, unless ``force``); remote mode deletes the lease ref."""
         return claiming.release(self, item_id, force=force, local=local)
@@ -629,6 +765,7 @@ class Tracker:
         entries: list[dict[str, Any]] = getattr(self.get(item_id), kind)
         return entries
 
+    @noop_ok
     def append(self, item_id: str, text: str) -> Receipt:
         """Append a paragraph to the body."""
         if not text:
@@ -640,6 +777,7 @@ class Tracker:
         before, after = self.apply_change(item_id, "append", change)
         return self.receipt(before, after)
 
+    @noop_ok
     def link(
         self, kind: str, item_id: str, path: str, *, scope: str = "project", note: str | None = None
     ) -> Receipt:
@@ -655,7 +793,9 @@ class Tracker:
         def change(item: Item) -> None:
             links = getattr(item, kind)
             if any(e.get("path") == clean for e in links):
-                raise NoEffectError(f"{clean} is already linked to {item.id}")
+                raise NoEffectError(
+                    f"{clean} is already linked to {item.id}", warning="noop_already_linked"
+                )
             entry: dict[str, Any] = {"path": clean, "scope": scope}
             if note:
                 entry["note"] = note
@@ -663,8 +803,16 @@ class Tracker:
 
         op = "files_add" if kind == "files" else "docs_add"
         before, after = self.apply_change(item_id, op, change)
-        return self.receipt(before, after)
+        warnings = []
+        where = self.root.parent.parent / clean if scope == "project" else Path(clean)
+        if not where.expanduser().exists():
+            warnings.append(
+                f"path_missing: {clean} does not exist (linked anyway; create it or "
+                f"`pm {kind} {after.id} --remove {clean}` if it was a typo)"
+            )
+        return self.receipt(before, after, warnings=warnings)
 
+    @noop_ok
     def unlink(self, kind: str, item_id: str, path: str) -> Receipt:
         """Remove a file or doc link."""
         if kind not in LINK_KINDS:
@@ -705,6 +853,7 @@ class Tracker:
 
     # ------------------------------------------------------------ dependencies
 
+    @noop_ok
     def add_dependency(
         self, item_id: str, target: str, kind: str = "blocked_by", *, allow_unresolved: bool = False
     ) -> Receipt:
@@ -719,6 +868,7 @@ class Tracker:
         )
         return self.receipt(before, after)
 
+    @noop_ok
     def remove_dependency(self, item_id: str, target: str, kind: str | None = None) -> Receipt:
         """Remove a dependency (of any kind, or of ``kind``)."""
         spec = f"{target}:{kind}" if kind else target
@@ -743,6 +893,7 @@ class Tracker:
             raise NotFoundError(f"{item_id} did not exist at version {ref}")
         return item_from_record({**document["metadata"], "body": document["body"]})
 
+    @noop_ok
     def restore(self, item_id: str, ref: str) -> Receipt:
         """Rebuild an item at ``ref`` by replay and append a ``restore`` entry."""
         item_id = self.normalize_id(item_id)
@@ -812,6 +963,111 @@ class Tracker:
             snapshot.rollback()
             raise
         return {"applied": not dry_run, "dry_run": dry_run, "results": results}
+
+    def select(
+        self, ids: Sequence[str] = (), filters: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """Ids of the items a bulk command works on: ``ids`` and/or ``list`` filters.
+
+        Without ids or filters nothing is selected (a bulk write over the whole
+        tracker is asked for with an explicit filter, e.g. ``status=open``).
+        """
+        given = {k: v for k, v in (filters or {}).items() if v not in (None, (), [], "", False)}
+        if not ids and not given:
+            raise UsageError(
+                "no items selected",
+                hint="pass --ids or a filter such as --status, --type, --tag, --parent",
+            )
+        chosen = [self.normalize_id(i) for i in ids]
+        for item_id in chosen:
+            self.get(item_id)  # a missing id is "not found" before anything is written
+        if given:
+            listed = self.list_items(**given, limit=None)["items"]
+            found = {str(r["id"]) for r in listed}
+            chosen = [i for i in chosen if i in found] if ids else sorted(found)
+        return list(dict.fromkeys(chosen))
+
+    def bulk(
+        self, item_ids: Sequence[str], write: Callable[[str], Receipt], *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Apply ``write`` to each item, all or nothing; the effect envelope of a bulk command.
+
+        ``outcome`` is ``effect`` (exit 0) when every item changed, ``partial_effect``
+        (7) when some found nothing to do, ``no_effect`` (6) when none changed or
+        nothing matched. Any error puts every file back and is raised; ``dry_run``
+        puts them back after computing the rows.
+        """
+        snapshot = _Snapshot(self)
+        snapshot.remember_many(item_ids)
+        rows: list[Receipt] = []
+        try:
+            for item_id in item_ids:
+                try:
+                    rows.append(write(item_id))
+                except PmError as exc:
+                    exc.message = f"{item_id}: {exc.message} (nothing was changed)"
+                    raise
+            if dry_run:
+                snapshot.rollback()
+        except BaseException:
+            snapshot.rollback()
+            raise
+        changed = [r for r in rows if r.get("changed_field_count")]
+        if not rows or not changed:
+            outcome, code = "no_effect", 6
+        elif len(changed) < len(rows):
+            outcome, code = "partial_effect", 7
+        else:
+            outcome, code = "effect", 0
+        return {
+            "outcome": outcome,
+            "exit_code": code,
+            "dry_run": dry_run,
+            "applied": not dry_run and bool(changed),
+            "matched_count": len(rows),
+            "updated_count": len(changed),
+            "unchanged_count": len(rows) - len(changed),
+            "rows": rows,
+        }
+
+    def update_many(
+        self,
+        values: Mapping[str, Any] | None = None,
+        *,
+        ids: Sequence[str] = (),
+        filters: Mapping[str, Any] | None = None,
+        add_tags: Sequence[str] = (),
+        remove_tags: Sequence[str] = (),
+        message: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`update` of every selected item as one all-or-nothing step (``pm update-many``)."""
+        chosen = self.select(ids, filters)
+
+        def write(item_id: str) -> Receipt:
+            return self.update(
+                item_id, values, add_tags=add_tags, remove_tags=remove_tags, message=message
+            )
+
+        return self.bulk(chosen, write, dry_run=dry_run)
+
+    def close_many(
+        self,
+        reason: str,
+        *,
+        ids: Sequence[str] = (),
+        filters: Mapping[str, Any] | None = None,
+        canceled: bool = False,
+        status: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`close` of every selected item as one all-or-nothing step (``pm close-many``)."""
+        chosen = self.select(ids, filters)
+
+        def write(item_id: str) -> Receipt:
+            return self.close(item_id, reason, canceled=canceled, status=status)
+
+        return self.bulk(chosen, write, dry_run=dry_run)
 
     def _one_mutation(self, mutation: Mapping[str, Any], snapshot: _Snapshot) -> Receipt:
         op = str(mutation.get("op", "")).strip()
@@ -917,43 +1173,188 @@ class Tracker:
     # --- read-side and analysis operations (thin delegates to sdk modules)
     # Each imports its module on first call: `pm --version` must stay fast.
 
-    def list_items(self, **options: Any) -> dict[str, Any]:
+    def list_items(
+        self,
+        *,
+        status: str | Sequence[str] | None = None,
+        type: str | Sequence[str] | None = None,
+        tags: Sequence[str] = (),
+        assignee: str | None = None,
+        parent: str | None = None,
+        include_terminal: bool = False,
+        priority: int | str | Sequence[int | str] | None = None,
+        fields: Sequence[str] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        sort: str = "default",
+        field_filters: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Filtered rows; see :func:`pm_core.tracker.query.listing.list_items`."""
         from pm_core.tracker.query.listing import list_items
 
-        return list_items(self, **options)
+        return list_items(
+            self,
+            status=status,
+            type=type,
+            tags=tags,
+            assignee=assignee,
+            parent=parent,
+            include_terminal=include_terminal,
+            priority=priority,
+            fields=fields,
+            limit=limit,
+            offset=offset,
+            sort=sort,
+            field_filters=field_filters,
+        )
 
-    def search(self, query: str, **options: Any) -> dict[str, Any]:
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str = "keyword",
+        match: str = "or",
+        limit: int = 50,
+        min_score: float = 0.0,
+        include_terminal: bool = True,
+        filters: Mapping[str, str | Sequence[str]] | None = None,
+    ) -> dict[str, Any]:
         """Ranked hits; see :func:`pm_core.tracker.query.search.search`."""
         from pm_core.tracker.query.search import search
 
-        return search(self, query, **options)
+        return search(
+            self,
+            query,
+            mode=mode,
+            match=match,
+            limit=limit,
+            min_score=min_score,
+            include_terminal=include_terminal,
+            filters=filters,
+        )
 
-    def next_items(self, **options: Any) -> dict[str, Any]:
+    def next_items(
+        self,
+        *,
+        limit: int = 5,
+        parent: str | None = None,
+        ready_only: bool = False,
+        include_decisions: bool = False,
+        token_budget: int | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
         """What to do next; see :func:`pm_core.tracker.query.ranking.next_items`."""
         from pm_core.tracker.query.ranking import next_items
 
-        return next_items(self, **options)
+        return next_items(
+            self,
+            limit=limit,
+            parent=parent,
+            ready_only=ready_only,
+            include_decisions=include_decisions,
+            token_budget=token_budget,
+            now=now,
+        )
 
-    def context(self, **options: Any) -> dict[str, Any]:
+    def claim_next(
+        self,
+        *,
+        limit: int = 5,
+        parent: str | None = None,
+        ready_only: bool = False,
+        include_decisions: bool = False,
+        token_budget: int | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        """``next`` and a claim of what it recommends, as one step (``pm next --claim``).
+
+        The claim is the lease test-and-set of :meth:`claim` (same lease rules,
+        no ``--force``): when another author claims the recommended item between
+        the ranking and the lease, the next ready item is tried, so two agents
+        running this at once never get the same item. ``claimed`` is the claim
+        receipt, or ``None`` with a ``nothing_to_claim`` warning.
+        """
+        result = self.next_items(
+            limit=limit,
+            parent=parent,
+            ready_only=ready_only,
+            include_decisions=include_decisions,
+            token_budget=token_budget,
+            now=now,
+        )
+        candidates = [result.get("recommended"), *(result.get("ready") or [])]
+        ids = list(dict.fromkeys(str(c["id"]) for c in candidates if isinstance(c, Mapping)))
+        skipped: list[str] = []
+        for item_id in ids:
+            receipt = self.claim(item_id, if_available=True)
+            if receipt.get("skipped"):
+                skipped.append(item_id)
+                continue
+            out = {**result, "claimed": receipt}
+            if skipped:
+                out["skipped"] = skipped
+            return out
+        warning = "nothing_to_claim: no ready item is free to claim"
+        return {**result, "claimed": None, "skipped": skipped, "warnings": [warning]}
+
+    def context(
+        self,
+        *,
+        depth: str = "brief",
+        limit: int = 10,
+        parent: str | None = None,
+        token_budget: int | None = None,
+        section: str | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
         """Working context; see :func:`pm_core.tracker.query.ranking.context`."""
         from pm_core.tracker.query.ranking import context
 
-        return context(self, **options)
+        return context(
+            self,
+            depth=depth,
+            limit=limit,
+            parent=parent,
+            token_budget=token_budget,
+            section=section,
+            now=now,
+        )
 
     def graph(
-        self, subcommand: str, item_id: str | None = None, target: str | None = None, **options: Any
+        self,
+        subcommand: str,
+        item_id: str | None = None,
+        target: str | None = None,
+        *,
+        depth: int | None = None,
+        max_nodes: int | None = None,
+        max_edges: int | None = None,
     ) -> dict[str, Any]:
-        """Graph analysis; see :func:`pm_core.tracker.query.graph.graph`."""
+        """Graph analysis; see :func:`pm_core.tracker.query.graph.graph`.
+
+        A bound left as None takes the graph module's default.
+        """
         from pm_core.tracker.query.graph import graph
 
-        return graph(self, subcommand, item_id, target, **options)
+        bounds = _given(depth=depth, max_nodes=max_nodes, max_edges=max_edges)
+        return graph(self, subcommand, item_id, target, **bounds)
 
-    def deps_tree(self, item_id: str, **options: Any) -> dict[str, Any]:
-        """The ``pm deps`` packet; see :func:`pm_core.tracker.query.graph.deps_tree`."""
+    def deps_tree(
+        self,
+        item_id: str,
+        *,
+        depth: int | None = None,
+        max_nodes: int | None = None,
+        max_edges: int | None = None,
+    ) -> dict[str, Any]:
+        """The ``pm deps`` packet; see :func:`pm_core.tracker.query.graph.deps_tree`.
+
+        A bound left as None takes the graph module's default.
+        """
         from pm_core.tracker.query.graph import deps_tree
 
-        return deps_tree(self, item_id, **options)
+        bounds = _given(depth=depth, max_nodes=max_nodes, max_edges=max_edges)
+        return deps_tree(self, item_id, **bounds)
 
     def get_focus(self) -> dict[str, Any]:
         """The session focus; see :mod:`pm_core.tracker.ops.focus`."""
@@ -1003,11 +1404,13 @@ class Tracker:
 
         return repair_history(self, item_id)
 
-    def plan_create(self, title: str, steps: Sequence[str], **options: Any) -> Receipt:
+    def plan_create(
+        self, title: str, steps: Sequence[str], *, parent: str | None = None, description: str = ""
+    ) -> Receipt:
         """Create a plan; see :func:`pm_core.tracker.ops.plan.plan_create`."""
         from pm_core.tracker.ops.plan import plan_create
 
-        return plan_create(self, title, steps, **options)
+        return plan_create(self, title, steps, parent=parent, description=description)
 
     def plan_show(self, plan_id: str) -> dict[str, Any]:
         """A plan with steps and validation; see :func:`pm_core.tracker.ops.plan.plan_show`."""
@@ -1015,17 +1418,28 @@ class Tracker:
 
         return plan_show(self, plan_id)
 
-    def plan_step(self, plan_id: str, step_ref: str, status: str, **options: Any) -> Receipt:
+    @noop_ok
+    def plan_step(
+        self, plan_id: str, step_ref: str, status: str, *, note: str | None = None
+    ) -> Receipt:
         """Move a plan step; see :func:`pm_core.tracker.ops.plan.plan_step`."""
         from pm_core.tracker.ops.plan import plan_step
 
-        return plan_step(self, plan_id, step_ref, status, **options)
+        return plan_step(self, plan_id, step_ref, status, note=note)
 
-    def plan_add_step(self, plan_id: str, title: str, **options: Any) -> Receipt:
+    def plan_add_step(
+        self,
+        plan_id: str,
+        title: str,
+        *,
+        depends_on: Sequence[str] = (),
+        note: str | None = None,
+        after: str | None = None,
+    ) -> Receipt:
         """Add a plan step; see :func:`pm_core.tracker.ops.plan.plan_add_step`."""
         from pm_core.tracker.ops.plan import plan_add_step
 
-        return plan_add_step(self, plan_id, title, **options)
+        return plan_add_step(self, plan_id, title, depends_on=depends_on, note=note, after=after)
 
     def plan_decision(self, plan_id: str, text: str) -> Receipt:
         """Record a plan decision; see :func:`pm_core.tracker.ops.plan.plan_decision`."""
@@ -1033,12 +1447,25 @@ class Tracker:
 
         return plan_decision(self, plan_id, text)
 
-    def test_add(self, item_id: str, command: str, **options: Any) -> Receipt:
-        """Link a test command; see :func:`pm_core.tracker.ops.linked_tests.test_add`."""
+    @noop_ok
+    def test_add(
+        self,
+        item_id: str,
+        command: str,
+        *,
+        timeout_seconds: int | None = None,
+        note: str | None = None,
+    ) -> Receipt:
+        """Link a test command; see :func:`pm_core.tracker.ops.linked_tests.test_add`.
+
+        ``timeout_seconds`` left as None takes the module's default.
+        """
         from pm_core.tracker.ops.linked_tests import test_add
 
-        return test_add(self, item_id, command, **options)
+        timeout = _given(timeout_seconds=timeout_seconds)
+        return test_add(self, item_id, command, note=note, **timeout)
 
+    @noop_ok
     def test_remove(self, item_id: str, command: str) -> Receipt:
         """Unlink a test command; see :func:`pm_core.tracker.ops.linked_tests.test_remove`."""
         from pm_core.tracker.ops.linked_tests import test_remove
@@ -1051,11 +1478,65 @@ class Tracker:
 
         return test_list(self, item_id)
 
-    def test_run(self, item_id: str, **options: Any) -> dict[str, Any]:
+    @noop_ok
+    def test_run(
+        self, item_id: str, *, timeout_seconds: int | float | None = None
+    ) -> dict[str, Any]:
         """Run linked tests; see :func:`pm_core.tracker.ops.linked_tests.test_run`."""
         from pm_core.tracker.ops.linked_tests import test_run
 
-        return test_run(self, item_id, **options)
+        return test_run(self, item_id, timeout_seconds=timeout_seconds)
+
+    def test_all(
+        self,
+        *,
+        ids: Sequence[str] = (),
+        filters: Mapping[str, Any] | None = None,
+        timeout_seconds: int | float | None = None,
+    ) -> dict[str, Any]:
+        """:meth:`test_run` over every selected item that links a test command (``pm test-all``).
+
+        Each command keeps the timeout rules of ``test --run`` (its own timeout,
+        ``timeout_seconds`` overriding). Without ids or filters the open items
+        are taken. Items without test commands are left out (``without_tests``).
+        """
+        from pm_core.tracker.ops.linked_tests import test_run
+
+        given = dict(filters or {})
+        if ids or given:
+            chosen = self.select(ids, given)
+        else:
+            chosen = [str(r["id"]) for r in self.list_items(limit=None)["items"]]
+        results = []
+        without: list[str] = []
+        for item_id in chosen:
+            item = self.get(item_id)
+            if not any(t.get("command") for t in item.tests):
+                without.append(item.id)
+                continue
+            results.append(test_run(self, item.id, timeout_seconds=timeout_seconds))
+        passed = sum(r["summary"]["passed"] for r in results)
+        failed = sum(r["summary"]["failed"] for r in results)
+        out: dict[str, Any] = {
+            "items": results,
+            "summary": {"items": len(results), "passed": passed, "failed": failed},
+            "without_tests": without,
+        }
+        if not results:
+            out["warnings"] = ["noop_no_linked_tests: no selected item links a test command"]
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and open-work age; see :func:`pm_core.tracker.ops.summary.stats`."""
+        from pm_core.tracker.ops.summary import stats
+
+        return stats(self)
+
+    def activity(self, since: str | None = "7d", limit: int = 20) -> dict[str, Any]:
+        """Recent changes by item; see :func:`pm_core.tracker.ops.summary.activity`."""
+        from pm_core.tracker.ops.summary import activity
+
+        return activity(self, since=since, limit=limit)
 
     def config_get(self, key: str) -> dict[str, Any]:
         """One setting; see :func:`pm_core.tracker.ops.admin.config_get`."""
@@ -1063,11 +1544,19 @@ class Tracker:
 
         return config_get(self, key)
 
+    @noop_ok
     def config_set(self, key: str, value: Any) -> dict[str, Any]:
         """Change one setting; see :func:`pm_core.tracker.ops.admin.config_set`."""
         from pm_core.tracker.ops.admin import config_set
 
         return config_set(self, key, value)
+
+    @noop_ok
+    def config_unset(self, key: str) -> dict[str, Any]:
+        """Remove one setting; see :func:`pm_core.tracker.ops.admin.config_unset`."""
+        from pm_core.tracker.ops.admin import config_unset
+
+        return config_unset(self, key)
 
     def config_list(self) -> dict[str, Any]:
         """Every setting; see :func:`pm_core.tracker.ops.admin.config_list`."""
@@ -1081,17 +1570,43 @@ class Tracker:
 
         return schema_list(self)
 
-    def schema_add(self, kind: str, name: str, **options: Any) -> dict[str, Any]:
-        """Add a type, status or field; see :func:`pm_core.tracker.ops.admin.schema_add`."""
+    def schema_add(
+        self,
+        kind: str,
+        name: str,
+        *,
+        folder: str | None = None,
+        aliases: Sequence[str] | None = None,
+        default_status: str | None = None,
+        description: str | None = None,
+        roles: Sequence[str] | None = None,
+        field_type: str | None = None,
+        commands: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Add a type, status or field; see :func:`pm_core.tracker.ops.admin.schema_add`.
+
+        Each keyword belongs to one kind (``folder``, ``aliases``, ``default_status``:
+        type; ``roles``: status; ``field_type``, ``commands``: field; ``description``:
+        type and field); one given for another kind is refused.
+        """
         from pm_core.tracker.ops.admin import schema_add
 
-        return schema_add(self, kind, name, **options)
+        given = {
+            "folder": folder,
+            "aliases": aliases,
+            "default_status": default_status,
+            "description": description,
+            "roles": roles,
+            "field_type": field_type,
+            "commands": commands,
+        }
+        return schema_add(self, kind, name, **{k: v for k, v in given.items() if v is not None})
 
-    def contracts(self, **options: Any) -> dict[str, Any]:
+    def contracts(self, *, commands: Sequence[CommandSpec] | None = None) -> dict[str, Any]:
         """The machine contract; see :func:`pm_core.tracker.ops.admin.contracts`."""
         from pm_core.tracker.ops.admin import contracts
 
-        return contracts(self, **options)
+        return contracts(self, commands=commands)
 
     def events(self, since: str | None = None, limit: int = 100) -> dict[str, Any]:
         """Recent history across items; see :func:`pm_core.tracker.ops.admin.events`."""
@@ -1149,6 +1664,21 @@ class _Snapshot:
     def _keep(self, path: Path) -> None:
         if path not in self.files:
             self.files[path] = path.read_bytes() if path.exists() else None
+
+    def remember_many(self, item_ids: Sequence[str]) -> None:
+        """:meth:`remember` of many items, reading the blocked items once."""
+        store = self.tracker.store
+        for item_id in item_ids:
+            path = store.find_path(item_id)
+            if path is not None:
+                self._keep(path)
+            self._keep(hist.history_path(store.history_dir, item_id))
+        for other in self.tracker.items():
+            if other.status == "blocked":
+                other_path = store.find_path(other.id)
+                if other_path is not None:
+                    self._keep(other_path)
+                self._keep(hist.history_path(store.history_dir, other.id))
 
     def remember(self, item_id: str) -> None:
         store = self.tracker.store

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -87,18 +88,24 @@ def build(base: Path, count: int) -> Path:
     return repo
 
 
-def time_merge(repo: Path, work: Path, upstream: Path | None) -> float:
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_merge(repo: Path, work: Path, upstream: Path | None) -> tuple[float, float]:
     copy = work / ("ts" if upstream else "ours")
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(repo, copy, symlinks=True)
     configure(copy, upstream)
     git(copy, "checkout", "-q", "b")
+    cpu = _child_cpu()
     started = time.perf_counter()
     result = git(copy, "merge", "a", "-m", "merge")
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"merge failed ({'ts' if upstream else 'ours'}): {result.stdout[-500:]}")
-    return elapsed
+    return elapsed, _child_cpu() - cpu
 
 
 def driver_files(repo: Path, work: Path) -> dict[str, tuple[Path, Path, Path, str]]:
@@ -127,12 +134,13 @@ def time_driver(
     if "tasks/" in path:
         args += ["--item-path", path]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cpu = _child_cpu()
     started = time.perf_counter()
     proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, check=False)
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"driver failed: {' '.join(cmd)}: {proc.stderr.decode()[-400:]}")
-    return elapsed
+    return elapsed, _child_cpu() - cpu
 
 
 def fmt(values: list[float]) -> str:
@@ -146,6 +154,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--items", default="100,500")
     parser.add_argument("--merge-runs", type=int, default=3)
+    parser.add_argument(
+        "--ts-max-items", type=int, default=10**9, help="Time the TypeScript merge only up to N."
+    )
     args = parser.parse_args()
     upstream_env = os.environ.get("PM_UPSTREAM_BIN")
     upstream = Path(upstream_env) if upstream_env else None
@@ -158,34 +169,44 @@ def main() -> None:
         files = driver_files(repos[sizes[0]], work)
         ours_cmd = [sys.executable, "-I", "-m", "pm_core.tracker.merge.driver"]
         ts_cmd = [str(upstream / "pm"), "merge", "driver"] if upstream else None
-        print(f"per-file driver time ({args.runs} runs each, alternating):")
+        print(f"per-file driver time ({args.runs} runs each, alternating; wall, then CPU):")
         for kind, sides in files.items():
-            times: dict[str, list[float]] = {"ours": [], "ts": []}
+            times: dict[str, list[tuple[float, float]]] = {"ours": [], "ts": []}
             for _ in range(args.runs):
                 times["ours"].append(time_driver([*ours_cmd, kind], sides, repos[sizes[0]], work))
                 if ts_cmd:
                     times["ts"].append(time_driver([*ts_cmd, kind], sides, repos[sizes[0]], work))
-            line = f"  {kind:8} ours {fmt(times['ours'])}"
+            print(f"  {kind:8} ours wall {fmt([w for w, _ in times['ours']])}")
+            print(f"  {kind:8} ours cpu  {fmt([c for _, c in times['ours']])}")
             if ts_cmd:
-                ratio = statistics.median(times["ts"]) / statistics.median(times["ours"])
-                line += f" | ts {fmt(times['ts'])} | {ratio:.1f}x"
-            print(line)
+                print(f"  {kind:8} ts   wall {fmt([w for w, _ in times['ts']])}")
+                print(f"  {kind:8} ts   cpu  {fmt([c for _, c in times['ts']])}")
+                ratio = statistics.median(w for w, _ in times["ts"]) / statistics.median(
+                    w for w, _ in times["ours"]
+                )
+                print(f"  {kind:8} ts/ours wall {ratio:.1f}x")
         print(f"whole git merge, two branches touching the same N items ({args.merge_runs} runs):")
-        results: dict[tuple[int, str], list[float]] = {}
+        results: dict[tuple[int, str], list[tuple[float, float]]] = {}
+        ts_sizes = [s for s in sizes if s <= args.ts_max_items]
         for _ in range(args.merge_runs):
             for size in sizes:
                 results.setdefault((size, "ours"), []).append(time_merge(repos[size], work, None))
-                if upstream:
+                if upstream and size in ts_sizes:
                     results.setdefault((size, "ts"), []).append(
                         time_merge(repos[size], work, upstream)
                     )
         for size in sizes:
-            ours = statistics.median(results[(size, "ours")])
-            line = f"  N={size:4} ours {ours:7.2f} s"
-            if upstream:
-                theirs = statistics.median(results[(size, "ts")])
-                line += f" | ts {theirs:7.2f} s | {theirs / ours:.1f}x faster"
-            print(line)
+            ours_wall = statistics.median(w for w, _ in results[(size, "ours")])
+            ours_cpu = statistics.median(c for _, c in results[(size, "ours")])
+            line = f"  N={size:4} ours {ours_wall:7.2f} s wall {ours_cpu:7.2f} s cpu"
+            if (size, "ts") in results:
+                ts_wall = statistics.median(w for w, _ in results[(size, "ts")])
+                ts_cpu = statistics.median(c for _, c in results[(size, "ts")])
+                line += f" | ts {ts_wall:7.2f} s wall {ts_cpu:7.2f} s cpu"
+                line += (
+                    f" | {ts_wall / ours_wall:.1f}x faster (wall), {ts_cpu / ours_cpu:.1f}x (cpu)"
+                )
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

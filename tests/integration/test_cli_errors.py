@@ -68,7 +68,6 @@ def test_bad_enum_value_names_the_choices(cli: PmCli) -> None:
 def test_missing_required_field_or_argument(cli: PmCli) -> None:
     _assert_error(cli("create"), 2, "title is required", "--title")
     _assert_error(cli("get"), 2, "ITEM_ID")
-    _assert_error(cli("update", cli.create("Present")), 2, "nothing to update")
 
 
 def test_id_that_does_not_exist_is_not_found(cli: PmCli) -> None:
@@ -130,12 +129,27 @@ def test_dependency_cycle_is_dependency_failure(cli: PmCli) -> None:
     assert _snapshot(cli, first) == before
 
 
-def test_operation_that_changes_nothing_is_no_effect(cli: PmCli) -> None:
+def test_a_single_item_command_that_changes_nothing_exits_0_with_a_noop_warning(
+    cli: PmCli,
+) -> None:
     item_id = cli.create("Open")
-    _assert_error(cli("reopen", item_id), 6, "not closed")
-    _assert_error(cli("release", item_id), 6, "not claimed")
-    cli("close", item_id, "done")
-    _assert_error(cli("close", item_id, "again"), 6, "already closed")
+    cases = [
+        (("update", item_id), "noop_no_update_fields"),
+        (("update", item_id, "--status", "open"), "noop_no_update_fields"),
+        (("reopen", item_id), "noop_not_terminal"),
+        (("release", item_id), "noop_not_claimed"),
+        (("close", item_id, "done"), None),
+        (("close", item_id, "again"), "noop_already_terminal"),
+    ]
+    for args, warning in cases:
+        result = cli(*args, "--json")
+        assert result.code == 0, result
+        receipt = json.loads(result.out)
+        if warning is None:
+            assert "warnings" not in receipt, result
+            continue
+        assert receipt["warnings"] == [warning] and receipt["changed_field_count"] == 0, result
+        assert result.err_lines[0].startswith(f"warning: {warning}: {item_id}"), result
 
 
 def test_close_without_reason_is_usage_error_with_the_fix(cli: PmCli) -> None:

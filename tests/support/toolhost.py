@@ -14,6 +14,7 @@ import attrs
 import pm_plugins.profiles
 import pm_plugins.tracker_tools
 import pm_plugins.workspace_resources
+import pytest
 
 from pm_core import hookimpl
 from pm_core.contracts import (
@@ -63,12 +64,19 @@ class Outcome:
     warnings: tuple[str, ...] = ()
 
 
+#: The profiles tool suites run under.
+PROFILES = ("core", "standard", "full")
+
+
 @attrs.define
 class ToolHost:
     """A host and a tracker; calls tools at a profile like the adapter does."""
 
     host: Host
     tracker: Tracker
+    #: The profile ``call`` uses when none is given; suites parametrize it over every
+    #: profile (:data:`PROFILES`).
+    profile: str = "full"
 
     def request(
         self, profile: str = "full", allowlist: Sequence[str] | None = None
@@ -89,12 +97,23 @@ class ToolHost:
         return next(t.input_schema for t in self.listed(profile) if t.name == name)
 
     def call(
-        self, name: str, args: Mapping[str, Any] | None = None, profile: str = "full"
+        self, name: str, args: Mapping[str, Any] | None = None, profile: str | None = None
     ) -> Outcome:
-        request = self.request(profile)
+        """Call ``name`` at ``profile`` (default: this host's).
+
+        At the host's own profile, a tool that profile does not offer is
+        checked to be refused there and offered by a wider profile, and the
+        test stops there (skipped, naming the profile): what it goes on to
+        check needs the tool.
+        """
+        chosen = profile or self.profile
+        request = self.request(chosen)
         catalog = self.host.catalog(self.tracker.schema.contracts(), request=request)
         selected = self.host.select_tools(catalog, request, "call")
-        assert name in {t.name for t in selected}, f"{name} is not callable at {profile}"
+        if profile is None and name not in {t.name for t in selected}:
+            assert name in self.names("full"), f"{name} is not callable at any profile"
+            pytest.skip(f"{name} is not offered at the {chosen} profile (refused there)")
+        assert name in {t.name for t in selected}, f"{name} is not callable at {chosen}"
         ctx = ToolContext(
             tracker=self.tracker,
             request=request,

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from pm_core import hookimpl
 from pm_core.cli.extensions import (
     command_from_spec,
-    command_summaries,
     extension_command,
     extension_names,
+    extension_rows,
 )
 from pm_core.cli.state import CliState
 from pm_core.contracts import CommandSpec, ParamSpec, ToolContext, ToolResult
@@ -70,9 +70,7 @@ def _group(repo: Path, command: click.Command) -> click.Group:
 def test_extension_commands_are_listed_except_internal_ones() -> None:
     host = _host()
     assert extension_names(host) == ["stamp"]
-    summaries = command_summaries({"get"}, host)
-    assert summaries["stamp"] == "Stamp an item. [standard, extension]"
-    assert "secret" not in summaries and summaries["get"] == "Show one item."
+    assert extension_rows(host) == [("stamp", "standard", "Stamp an item.")]
 
 
 def test_unknown_name_is_not_an_extension() -> None:

@@ -87,7 +87,7 @@ QUERIES: dict[str, dict[str, Any]] = {
     "repeated word": {"query": "replica replica cache"},
     "and": {"query": "cache index", "match": "and"},
     "exact": {"query": "cache index", "match": "exact"},
-    "min score": {"query": "deadlock replica", "min_score": 60.0},
+    "min score": {"query": "deadlock replica", "min_score": 2.0},  # BM25F: above the median
     "short token": {"query": "db api", "limit": 7},
     "open only": {"query": "rollback", "include_terminal": False, "filters": {"type": "Task"}},
 }

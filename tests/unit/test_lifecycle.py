@@ -10,7 +10,6 @@ from pm_core.tracker.api import Tracker
 from pm_core.tracker.model.errors import (
     ConflictError,
     DependencyError,
-    NoEffectError,
     UsageError,
 )
 
@@ -52,8 +51,9 @@ def test_duplicate_of_counts_as_a_reason_and_must_exist(tracker: Tracker) -> Non
 def test_closing_twice_has_no_effect(tracker: Tracker) -> None:
     item_id = _new(tracker)
     tracker.close(item_id, "done")
-    with pytest.raises(NoEffectError, match="already closed"):
-        tracker.close(item_id, "again")
+    receipt = tracker.close(item_id, "again")
+    assert receipt["warnings"] == ["noop_already_terminal"] and receipt["changed_field_count"] == 0
+    assert "already closed" in receipt["noop"] and tracker.get(item_id).close_reason == "done"
 
 
 def test_closing_the_last_blocker_unblocks_the_dependent(tracker: Tracker) -> None:
@@ -98,8 +98,8 @@ def test_reopen_clears_the_close_reason_and_stamps(tracker: Tracker) -> None:
 
 
 def test_reopen_of_an_open_item_has_no_effect(tracker: Tracker) -> None:
-    with pytest.raises(NoEffectError):
-        tracker.reopen(_new(tracker))
+    receipt = tracker.reopen(_new(tracker))
+    assert receipt["warnings"] == ["noop_not_terminal"] and receipt["changed_fields"] == []
 
 
 def test_update_status_closed_is_routed_through_close(tracker: Tracker) -> None:
@@ -181,8 +181,10 @@ def test_release_by_the_holder_reopens_the_work(repo: Path) -> None:
 
 
 def test_release_of_an_unclaimed_item_has_no_effect(tracker: Tracker) -> None:
-    with pytest.raises(NoEffectError, match="not claimed"):
-        tracker.release(_new(tracker))
+    item_id = _new(tracker)
+    receipt = tracker.release(item_id)
+    assert receipt["warnings"] == ["noop_not_claimed"] and "not claimed" in receipt["noop"]
+    assert [e.op for e in tracker.history(item_id)] == ["create"]
 
 
 def test_dependency_cycle_is_rejected_and_nothing_is_written(tracker: Tracker) -> None:

@@ -18,7 +18,7 @@ from pm_plugins.workspace_resources.resources import guide_text
 
 from pm_core.contracts import ProtocolError
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.model.errors import CorruptItemError, NoEffectError, NotFoundError, UsageError
+from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, UsageError
 from pm_core.tracker.storage.store import MAX_ID_LENGTH
 
 HOSTILE_IDS = [
@@ -119,8 +119,8 @@ def test_links_inside_the_repository_are_stored_relative_and_resolved(
     tracker.link("files", item, str(repo / "README.md"))
     assert [e["path"] for e in tracker.get(item).files] == ["src/real.py", "README.md"]
     # A symlink inside the repository is resolved to where it points.
-    with pytest.raises(NoEffectError, match=r"src/real\.py is already linked"):
-        tracker.link("files", item, "alias/real.py")
+    again = tracker.link("files", item, "alias/real.py")
+    assert again["warnings"] == ["noop_already_linked"] and "src/real.py" in again["noop"]
 
 
 @pytest.mark.parametrize(

@@ -33,9 +33,7 @@ def config_get_cmd(state: CliState, key: str) -> None:
 @pass_state
 def config_set_cmd(state: CliState, key: str, value: str) -> None:
     """Set one setting; VALUE is JSON when it parses (true, 5, [..]), else text."""
-    from pm_core.tracker.ops.admin import config_set
-
-    state.emit(config_set(state.tracker, key, value), kind="mutation")
+    state.emit(state.tracker.config_set(key, value), kind="mutation")
 
 
 @cmd_config.command("unset")
@@ -44,9 +42,7 @@ def config_set_cmd(state: CliState, key: str, value: str) -> None:
 @pass_state
 def config_unset_cmd(state: CliState, key: str) -> None:
     """Remove a setting from settings.json (its default applies again)."""
-    from pm_core.tracker.ops.admin import config_unset
-
-    state.emit(config_unset(state.tracker, key), kind="mutation")
+    state.emit(state.tracker.config_unset(key), kind="mutation")
 
 
 @cmd_config.command("list")

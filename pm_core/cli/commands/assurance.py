@@ -97,8 +97,6 @@ def cmd_test(
     note: str | None,
 ) -> None:
     """List, link or unlink an item's tests; --run runs them (exit 1 when one fails)."""
-    from pm_core.tracker.ops import linked_tests as tests_runs
-
     tracker = state.tracker
     if sum(bool(x) for x in (add, remove, run)) > 1:
         raise UsageError("--add, --remove and --run go one at a time", hint="run them separately")
@@ -106,12 +104,19 @@ def cmd_test(
         options: dict[str, Any] = {"note": note}
         if timeout is not None:
             options["timeout_seconds"] = int(timeout) if float(timeout).is_integer() else timeout
-        state.emit(tests_runs.test_add(tracker, item_id, add, **options), kind="mutation")
+        state.emit(tracker.test_add(item_id, add, **options), kind="mutation")
     elif remove:
-        state.emit(tests_runs.test_remove(tracker, item_id, remove), kind="mutation")
+        state.emit(tracker.test_remove(item_id, remove), kind="mutation")
     elif run:
-        result = tests_runs.test_run(tracker, item_id, timeout_seconds=timeout)
-        state.emit(result)
+        result = tracker.test_run(item_id, timeout_seconds=timeout)
+        from pm_core.cli import human
+
+        if human.wanted(state.json, state.output_format()) and "runs" in result:
+            from pm_core.cli.output import write
+
+            write(human.test_lines(result))
+        else:
+            state.emit(result)
         failed = int(result.get("summary", {}).get("failed", 0))
         if failed:
             raise PmError(
@@ -119,4 +124,4 @@ def cmd_test(
                 hint="the runs above show each command's exit code and output tail",
             )
     else:
-        state.emit(tests_runs.test_list(tracker, item_id))
+        state.emit(tracker.test_list(item_id))

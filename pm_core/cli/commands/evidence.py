@@ -15,7 +15,8 @@ from pm_core.tracker.model.errors import UsageError
 def _log_command(kind: str, noun: str) -> click.Command:
     @click.command(kind)
     @click.argument("item_id")
-    @click.option("--add", "text", metavar="TEXT", help=f"Add a {noun}.")
+    @click.argument("text_arg", metavar="[TEXT]", required=False)
+    @click.option("--add", "text", metavar="TEXT", help=f"Add a {noun} (or pass TEXT).")
     @click.option("--stdin", is_flag=True, help=f"Read the {noun} to add from stdin.")
     @click.option("--data", metavar="JSON", help=f"Structured data stored with the {noun}.")
     @click.option("--limit", type=click.IntRange(min=0), help="Only the last N when listing.")
@@ -24,12 +25,15 @@ def _log_command(kind: str, noun: str) -> click.Command:
     def command(
         state: CliState,
         item_id: str,
+        text_arg: str | None,
         text: str | None,
         stdin: bool,
         data: str | None,
         limit: int | None,
     ) -> None:
-        value = read_text(text, stdin=stdin)
+        if text_arg is not None and text is not None and text_arg != text:
+            raise UsageError(f"two different {noun}s given", hint="pass TEXT or --add, not both")
+        value = read_text(text if text is not None else text_arg, stdin=stdin)
         if value is None:
             if data is not None:
                 raise UsageError(f"--data needs a {noun} to add", hint="pass --add TEXT too")
@@ -52,7 +56,7 @@ def _log_command(kind: str, noun: str) -> click.Command:
                 raise UsageError(f"--data is not valid JSON ({exc})", hint="pass JSON") from None
         state.emit(state.tracker.add_log(kind, item_id, value, data=parsed), kind="mutation")
 
-    command.help = f"List an item's {kind}, or add one with --add TEXT / --stdin."
+    command.help = f"List an item's {kind}, or add one: `pm {kind} ID TEXT` (or --add, --stdin)."
     return command
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from pm_core.cli.argspec import Arg, Opt, Spec, specs
-from pm_core.cli.fieldopts import FIELD_OPTS, collect_values
+from pm_core.cli.fieldopts import collect_values
 from pm_core.cli.state import CliState, read_text, split_commas
+from pm_core.commands.items import PARAMS
 from pm_core.tracker.model.errors import UsageError
 
 
@@ -29,9 +30,17 @@ def run_init(
     state.emit(result, kind="mutation")
 
 
-def run_create(state: CliState, /, title_arg: str | None, **params: Any) -> None:
-    """Create an item; prints its receipt (id, status, changed fields)."""
+def run_create(
+    state: CliState, /, title_arg: str | None, second_arg: str | None, **params: Any
+) -> None:
+    """Create an item: `pm create [TYPE] [TITLE]`; prints its receipt (id, status, changed fields)."""
     values = collect_values(params)
+    if second_arg is not None:  # `pm create Task "Title"`, as the TypeScript pm reads it
+        assert title_arg is not None  # click and the fast path fill positionals in order
+        if values.get("type") not in (None, title_arg):
+            raise UsageError("the type was given twice", hint="pass TYPE or --type, not both")
+        values["type"] = title_arg
+        title_arg = second_arg
     if title_arg is not None:
         if values.get("title") not in (None, title_arg):
             raise UsageError("the title was given twice", hint="pass TITLE or --title, not both")
@@ -53,10 +62,6 @@ def run_update(state: CliState, /, item_id: str, **params: Any) -> None:
     remove_tags = split_commas(params.get("remove_tag") or ())
     remove_deps = list(params.get("dep_remove") or ())
     unset = split_commas(params.get("unset") or ())
-    if not (values or add_tags or remove_tags or remove_deps or unset):
-        raise UsageError(
-            "nothing to update", hint="pass a field flag, e.g. --status, --title, --add-tag"
-        )
     receipt = state.tracker.update(
         item_id,
         values,
@@ -108,45 +113,8 @@ SPECS = specs(
             ),
         ),
     ),
-    Spec(
-        "create",
-        run_create,
-        args=(Arg("title_arg", required=False, metavar="[TITLE]"),),
-        opts=(*FIELD_OPTS, _MESSAGE),
-    ),
-    Spec(
-        "update",
-        run_update,
-        args=(_ITEM,),
-        opts=(
-            *FIELD_OPTS,
-            Opt(
-                "--add-tag",
-                dest="add_tag",
-                multiple=True,
-                help="Add tags (comma separated); repeatable.",
-            ),
-            Opt("--remove-tag", dest="remove_tag", multiple=True, help="Remove tags; repeatable."),
-            Opt(
-                "--dep-remove",
-                dest="dep_remove",
-                multiple=True,
-                metavar="ID[:KIND]",
-                help="Remove a dependency; repeatable.",
-            ),
-            Opt(
-                "--unset",
-                dest="unset",
-                multiple=True,
-                metavar="FIELD",
-                help="Clear a field; repeatable.",
-            ),
-            Opt(
-                "--reason", "-r", dest="reason", help="Close reason, when --status closes the item."
-            ),
-            _MESSAGE,
-        ),
-    ),
+    Spec("create", run_create, params=PARAMS["create"]),
+    Spec("update", run_update, params=PARAMS["update"]),
     Spec("delete", run_delete, args=(_ITEM,)),
     Spec(
         "copy",

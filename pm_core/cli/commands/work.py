@@ -5,8 +5,12 @@ Declared in :data:`SPECS` (see :mod:`pm_core.cli.argspec`): they run without cli
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 from pm_core.cli.argspec import Opt, Spec, limit_opt, specs
 from pm_core.cli.state import CliState
+from pm_core.cli.state import warn as state_warn
 
 
 def run_next(
@@ -16,18 +20,28 @@ def run_next(
     ready_only: bool,
     include_decisions: bool,
     token_budget: int | None,
+    claim: bool = False,
 ) -> None:
-    """Recommend what to work on next, with reasons."""
+    """Recommend what to work on next, with reasons (``--claim``: and claim it)."""
     from pm_core.tracker.query.ranking import next_items
 
-    result = next_items(
-        state.tracker,
-        limit=limit or 5,
-        parent=parent,
-        ready_only=ready_only,
-        include_decisions=include_decisions,
-        token_budget=token_budget,
-    )
+    options: dict[str, Any] = {
+        "limit": limit or 5,
+        "parent": parent,
+        "ready_only": ready_only,
+        "include_decisions": include_decisions,
+        "token_budget": token_budget,
+    }
+    chosen = state.tracker.claim_next if claim else partial(next_items, state.tracker)
+    result = chosen(**options)
+    from pm_core.cli import human
+
+    if human.wanted(state.json, state.output_format()):
+        from pm_core.cli.output import write
+
+        write(human.next_lines(result))
+        state_warn(result)
+        return
     state.emit(result, exact=limit is not None or token_budget is not None)
 
 
@@ -77,6 +91,12 @@ SPECS = specs(
                 help="Rank Decision items with the rest.",
             ),
             _BUDGET,
+            Opt(
+                "--claim",
+                dest="claim",
+                kind="flag",
+                help="Claim the recommended item in the same step (lease rules of `pm claim`).",
+            ),
         ),
     ),
     Spec(

@@ -204,7 +204,7 @@ def release(tracker: Tracker, item_id: str, *, force: bool = False, local: bool 
         holder = file_holder(item)
         if not holder:
             if ended is None:
-                raise NoEffectError(f"{item.id} is not claimed")
+                raise NoEffectError(f"{item.id} is not claimed", warning="noop_not_claimed")
             return
         if holder != me and not force:
             if ended is None:

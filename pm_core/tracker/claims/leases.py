@@ -240,6 +240,7 @@ def decide(
             raise NoEffectError(
                 f"{item_id} is not claimed; there is no lease to renew",
                 hint=f"claim it: `pm claim {item_id}`",
+                warning="noop_not_claimed",
             )
         return Decision("acquire", None)
     if current.principal == me:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from pm_core.tracker.index.batch import chunks
 from pm_core.tracker.index.rows import (
     DOC_COLUMNS,
     ITEM_COLUMNS,
@@ -497,7 +498,7 @@ class ReadIndex:
         """The live items with these ids (missing ids are left out)."""
         wanted = sorted(set(ids))
         out: dict[str, Item] = {}
-        for chunk in _chunks(wanted, 500):
+        for chunk in chunks(wanted, 500):
             marks = ",".join("?" * len(chunk))
             for rel, record in self.db.execute(
                 "SELECT e.path, r.record FROM entries e LEFT JOIN records r ON r.rid = e.rid "
@@ -526,11 +527,6 @@ class ReadIndex:
                 "SELECT path, error FROM entries WHERE error IS NOT NULL ORDER BY frank, name"
             )
         ]
-
-
-def _chunks(values: Sequence[str], size: int) -> Iterator[Sequence[str]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
 
 
 __all__ = [

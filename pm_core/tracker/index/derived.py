@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from pm_core.tracker.index.batch import chunks
+
 if TYPE_CHECKING:
     import sqlite3
 
@@ -203,7 +205,7 @@ class Derived:
         db = self.db
         sources = set(dirty)
         targets = set(dirty)
-        for chunk in _chunks(sorted(dirty)):
+        for chunk in chunks(sorted(dirty), 400):
             marks = ",".join("?" * len(chunk))
             sources.update(
                 r[0]
@@ -289,8 +291,3 @@ class Derived:
             (item_id, value),
         )
         return True
-
-
-def _chunks(values: Sequence[str], size: int = 400) -> Iterable[Sequence[str]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]

@@ -15,7 +15,13 @@ from pm_core.tracker.index import access as indexing
 from pm_core.tracker.index.schema import HIGH_TYPES_SQL
 from pm_core.tracker.index.source import Source
 from pm_core.tracker.model.errors import NotFoundError
-from pm_core.tracker.query.ranking import SIGNAL_WEIGHTS, context_result, next_result, row
+from pm_core.tracker.query.ranking import context_result, next_result, row
+from pm_core.tracker.query.rules import (
+    FOCUS_MAX_HOPS,
+    SIGNAL_ORDER,
+    SIGNAL_WEIGHTS,
+    priority_pressure_sql,
+)
 from pm_core.tracker.storage.session import focus_id
 
 if TYPE_CHECKING:
@@ -69,7 +75,7 @@ def _signals(
             "(1.0 - (CAST(k - 1 AS REAL) / ?))" if n > 1 else "1.0",
             [float(n - 1)] if n > 1 else [],
         ),
-        ("priority_pressure", "((4 - MAX(0, MIN(4, priority))) / 4.0)", []),
+        ("priority_pressure", priority_pressure_sql("priority"), []),
     ]
     if high > low:
         signals.append(("recency", "((updated_epoch - ?) / ?)", [low, high - low]))
@@ -106,7 +112,7 @@ def _total_sql(signals: Sequence[Signal]) -> tuple[str, list[Any], float]:
     total = "0.0"
     weight = 0.0
     params: list[Any] = []
-    for name, expr, values in signals:
+    for name, expr, values in sorted(signals, key=lambda s: SIGNAL_ORDER.index(s[0])):
         w = SIGNAL_WEIGHTS[name]
         weight += w
         total = f"({total} + ({expr} * ?))"
@@ -136,7 +142,7 @@ def rank_pool(
     """
     out = Ranked()
     focus_live = bool(focus) and source.is_live(focus or "")
-    dist = source.distance_table(focus or "", 4) if focus_live else None
+    dist = source.distance_table(focus or "", FOCUS_MAX_HOPS) if focus_live else None
     with source.pool_table(
         where,
         params,
@@ -215,7 +221,6 @@ class _Work:
     """The work pool of ``next`` and ``context``: active or blocked leaves, under a parent."""
 
     def __init__(self, tracker: Tracker, source: Source, parent: str | None) -> None:
-
         self.source = source
         self.parent_id = _require_parent(tracker, source, parent)
         self.scope = source.scope_table(self.parent_id) if self.parent_id else None

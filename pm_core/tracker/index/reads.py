@@ -39,12 +39,8 @@ ORDERS: Mapping[str, str] = {
 }
 #: Who an item is assigned to, as the listing's assignee filter reads it.
 _HOLDER = "(CASE WHEN e.assignee IS NOT NULL AND e.assignee != '' THEN e.assignee ELSE e.claim_principal END)"
-#: A query token shorter than this, or matching more vocabulary terms than
-#: ``_MAX_TERMS``, makes every document a candidate (no narrowing).
-_MIN_TOKEN = 3
 #: Token bits fit one SQLite integer; a longer query reads every document.
 _MAX_TOKEN_BITS = 60
-_MAX_TERMS = 400
 #: Terms of all tokens together above which keyword counts come from the text
 #: instead of the postings: each term is a bound parameter, up to twice.
 _MAX_POSTING_TERMS = 4000
@@ -233,7 +229,6 @@ def _field_rows(
 
 
 def _corrupt(tracker: Tracker, index: ReadIndex) -> list[str]:
-
     return [tracker_relpath(tracker.root, path) for path, _ in index.corrupt()]
 
 
@@ -277,7 +272,7 @@ def search_page(
                 [*params, limit],
             ).fetchall()
             return [Scored(r[0], 0.0, ()) for r in rows], total, {r[0]: r[1:] for r in rows}
-        with_tokens = mode != "keyword"
+        with_tokens = True  # relevance and BM25 both need lengths and IDF
         if mode == "keyword" and match in ("or", "and", "exact"):
             page = _keyword_page(
                 db,
@@ -302,7 +297,7 @@ def search_page(
             )
             if kept > len(docs):
                 docs.append(_empty_doc())  # stands for the documents that match nothing
-        stats = _corpus_stats(db, parsed) if with_tokens else None
+        stats = _corpus_stats(db, parsed)
         scored = score_documents(docs, parsed, mode=mode, match=match, weights=weights, stats=stats)
         scored = [s for s in scored if s.pinned or s.score >= min_score]
         info = {d.id: (d.title, d.type, d.status) for d in docs}
@@ -343,25 +338,20 @@ def _search_filters(
 
 
 def _token_terms(db: Any, parsed: Query) -> list[list[str]] | None:
-    """The vocabulary terms containing each query token, or None: no narrowing.
+    """Each query token's vocabulary term (``[token]``, or ``[]`` when no document has it).
 
-    A keyword hit is a token occurring inside the lowered field text; since a
-    query token is letters and digits only, each occurrence lies inside one
-    of the document's tokens, so the vocabulary terms containing it find
-    every such document. None for short or very common tokens, or too many.
+    A keyword hit is a whole token of a field's token stream, and the FTS
+    index holds exactly those tokens (its ``ascii`` tokenizer splits the
+    streams at their spaces only), so the term equal to the token finds every
+    document that can score. None (no narrowing) for a query of more tokens
+    than a mask holds.
     """
     if len(parsed.tokens) > _MAX_TOKEN_BITS:
         return None
     per_token: list[list[str]] = []
     for token in parsed.tokens:
-        if len(token) < _MIN_TOKEN:
-            return None
-        found = [
-            r[0] for r in db.execute("SELECT term FROM vocab WHERE instr(term, ?) > 0", (token,))
-        ]
-        if len(found) > _MAX_TERMS:
-            return None
-        per_token.append(sorted(found))
+        found = [r[0] for r in db.execute("SELECT term FROM vocab WHERE term = ?", (token,))]
+        per_token.append(found)
     return per_token
 
 
@@ -453,28 +443,33 @@ def _keyword_page(
     limit: int,
     parallel_rows: int,
 ) -> tuple[list[Scored], int, dict[str, tuple[str, str, str]]] | None:
-    """Keyword search scored in SQL; only the best ``limit`` documents are loaded.
+    """Relevance ranked in SQL from the FTS postings; only the best ``limit`` documents load.
 
-    With whole positive weights and tokens the vocabulary narrows, the counts
-    come from the FTS postings (:func:`indexscore.term_part`); otherwise
-    from the text of each candidate. The best documents' scores are then
-    recomputed by the reference scorer (which also names the matched
-    fields); None if any differs, and the caller scores in Python. That also
-    catches a write committed between the reads of two connections.
+    With whole positive weights (the defaults) and a query the token masks
+    hold, each token's weighted counts come from the postings
+    (:func:`indexscore.term_part`) and :func:`indexscore.term_sql` computes
+    :func:`search.relevance_score` operation for operation. The best
+    documents' scores are then recomputed by that reference (which also names
+    the matched fields); None if any differs, and the caller scores the
+    candidates in Python (the way for other weights too). That also catches a
+    write committed between the reads of two connections.
     """
     from pm_core.tracker.index.score import (
         Ranking,
-        general_sql,
-        integer_sql,
         integer_weights,
-        rank,
         rank_parts,
         term_part,
         term_sql,
     )
-    from pm_core.tracker.query.search import EXACT_ID_SCORE, SHORT_ID_SCORE, keyword_score
+    from pm_core.tracker.query.search import EXACT_ID_SCORE, SHORT_ID_SCORE, relevance_score
 
+    # Kept for its figure: at 10,000 items the postings statement takes 23-53 ms for
+    # "vexpol" and 361-425 ms for "deadlock replica" where Python takes 156 and 2,500+.
     whole = integer_weights(weights)
+    terms = _token_terms(db, parsed) if whole is not None and parsed.tokens else None
+    if whole is None or terms is None or sum(map(len, terms)) > _MAX_POSTING_TERMS:
+        return None
+    stats = _corpus_stats(db, parsed)
     raw = sorted({w.lower().lstrip("#") for w in parsed.text.split()})
     shorts = sorted({prefix + w for w in raw if w}) if prefix else []
     pin: Fragment = (
@@ -482,34 +477,21 @@ def _keyword_page(
         f"WHEN e.id IN ({_marks(shorts) or 'NULL'}) THEN {int(SHORT_ID_SCORE)} ELSE 0 END)",
         [*raw, *shorts],
     )
-    terms = _token_terms(db, parsed) if whole is not None and parsed.tokens else None
-    postings = terms is not None and sum(map(len, terms)) <= _MAX_POSTING_TERMS
-    if whole is not None and terms is not None and postings:
-        counts, score, matches = term_sql(parsed, whole, match)
-        ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
-        pins = _pin_ids(parsed, prefix)
-        part = term_part(parsed, whole, terms, pins)
-        parts = _term_parts(db, parsed, whole, terms, pins, parallel_rows)
-        ranked, total = rank_parts(db, path, ranking, part, parts)
-    else:
-        # Whole weights and no terms: no narrowing (every document is a candidate).
-        rids = None if whole is not None and terms is None else _candidates(db, parsed, prefix)
-        masked = rids is not None
-        if whole is not None:
-            counts, score, matches = integer_sql(parsed, whole, match, masked)
-        else:
-            counts, score, matches = general_sql(parsed, weights, match, masked)
-        ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
-        ranked, total = rank(db, path, ranking, rids, parallel_rows)
+    counts, score, matches = term_sql(parsed, whole, match, stats)
+    ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
+    pins = _pin_ids(parsed, prefix)
+    part = term_part(parsed, whole, terms, pins)
+    parts = _term_parts(db, parsed, whole, terms, pins, parallel_rows)
+    ranked, total = rank_parts(db, path, ranking, part, parts)
     if not ranked:
         return [], 0, {}
-    docs = {d.id: d for d in _documents(db, "1", [], {r[0] for r in ranked}, prefix, False)}
+    docs = {d.id: d for d in _documents(db, "1", [], {r[0] for r in ranked}, prefix, True)}
     best: list[Scored] = []
     for _rid, item_id, pinned, value in ranked:
         doc = docs.get(item_id)
         if doc is None:  # written by another process between the two reads
             return None
-        scored = keyword_score(doc, parsed, weights)
+        scored = relevance_score(doc, parsed, stats, weights)
         if scored.pinned != pinned or (not pinned and scored.score != value):
             return None
         best.append(scored)

@@ -268,7 +268,6 @@ def _as_sweep(current: dict[str, Stat | None]) -> dict[str, Listing]:
 
 
 def _stats(files: int, parsed: int, removed: int, corrupt: int, started: float) -> RefreshStats:
-
     return RefreshStats(
         files, parsed, removed, corrupt, False, time.perf_counter() - started, verify="watch"
     )

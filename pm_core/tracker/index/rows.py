@@ -9,20 +9,14 @@ from __future__ import annotations
 import json
 import marshal
 from collections.abc import Callable, Sequence
+from hashlib import blake2b
 from operator import attrgetter
 from typing import Any
 
 from pm_core.tracker.model.clock import epoch, parse_iso
 from pm_core.tracker.model.item import ITEM_FIELDS, RISK_VALUES, Item
 
-try:
-    # The builtin BLAKE2 module: ``hashlib`` would also load OpenSSL (several
-    # milliseconds at start-up, on every warm read).
-    from _blake2 import blake2b as _blake2b
-except ImportError:  # pragma: no cover - other Python implementations
-    from hashlib import blake2b as _blake2b
-
-_blake: Callable[..., Any] = _blake2b
+_blake: Callable[..., Any] = blake2b
 
 
 #: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call.
@@ -184,12 +178,8 @@ def doc_values(item: Item, searchable: Sequence[str]) -> tuple[Any, ...]:
     from pm_core.tracker.query.search import document_for, tokenize
 
     doc = document_for(item, "", searchable, with_tokens=False)
-    # SQLite's LIKE (the scorer's cheap test) stops at a NUL; a word's
-    # occurrences and tokens are the same with \x01 in its place.
-    groups = tuple(
-        text.replace("\x00", "\x01") if text and "\x00" in text else text
-        for text in map(doc.fields.get, GROUPS)
-    )
+    # Token streams (search.stream): no NUL, which would stop SQLite's LIKE.
+    groups = tuple(map(doc.fields.get, GROUPS))
     per_group = group_tokens(groups)
     count = sum(len(tokens) for tokens in per_group if tokens)
     title_tokens = " " + " ".join(sorted(set(tokenize(doc.title)))) + " "
@@ -206,9 +196,7 @@ def group_tokens(groups: Sequence[str | None]) -> list[list[str] | None]:
     Together, in order, they are the document's tokens (:func:`doc_tokens`):
     tokens never span the space that joins two groups.
     """
-    from pm_core.tracker.query.search import tokenize
-
-    return [tokenize(text) if text else None for text in groups]
+    return [text.split() if text else None for text in groups]
 
 
 def fts_row(groups: Sequence[str | None]) -> tuple[str | None, ...]:
@@ -218,6 +206,4 @@ def fts_row(groups: Sequence[str | None]) -> tuple[str | None, ...]:
 
 def doc_tokens(groups: Sequence[str | None]) -> tuple[str, ...]:
     """A document's tokens from its stored field groups (in :data:`GROUPS` order)."""
-    from pm_core.tracker.query.search import tokenize
-
-    return tuple(tokenize(" ".join(text for text in groups if text)))
+    return tuple(t for text in groups if text for t in text.split())

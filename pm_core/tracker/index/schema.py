@@ -10,7 +10,7 @@ from pm_core.tracker.model.order import BASELINE_SQL, HIGH_LEVEL_TYPES
 
 #: 2: group texts hold no NUL (\x01 instead), for the scorer's LIKE test.
 #: 3: one FTS column per field group, with positions (counts without text).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Address space a connection maps the index file into: pages are read in
 #: place instead of being copied through SQLite's page cache.
 MMAP_BYTES = 1 << 30
@@ -121,7 +121,7 @@ CREATE TABLE hier_cycle(node TEXT PRIMARY KEY) WITHOUT ROWID;
 -- document's tokens are recomputed from its stored groups when it must be
 -- deleted, so the text is stored once (in docs). No column sizes: nothing
 -- here ranks with FTS5's own bm25().
-CREATE VIRTUAL TABLE fts USING fts5({_FTS_COLUMNS}, content='', detail='full', columnsize=0);
+CREATE VIRTUAL TABLE fts USING fts5({_FTS_COLUMNS}, content='', detail='full', columnsize=0, tokenize='ascii');
 CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, row);
 CREATE VIRTUAL TABLE fts_inst USING fts5vocab(fts, instance);
 -- Every term the FTS index may hold (a superset: terms are added with documents and

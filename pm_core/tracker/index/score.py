@@ -1,4 +1,17 @@
-"""Keyword scores in SQL, bit-identical to :func:`pm_core.tracker.query.search.keyword_score`."""
+"""Relevance in SQL from the FTS postings, bit-identical to :func:`search.relevance_score`.
+
+Each query token's weighted counts per document are read from the postings
+into a temp table (:func:`term_part`); :func:`term_sql` then computes the
+reference's expression operation for operation (integer evidence, bound
+doubles for IDF and the length norm), so the doubles are equal. Other
+weights, or queries of more tokens than a mask holds, are scored in Python
+(:mod:`pm_core.tracker.query.search`): the one definition.
+
+A large candidate set is scored in two halves on two read-only connections
+to the same database file, one per thread (SQLite runs a statement without
+Python's global lock). Each half yields its best rows and its count; the
+merge orders them as one statement would.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +27,7 @@ from pm_core.tracker.index.schema import MMAP_BYTES
 if TYPE_CHECKING:
     import sqlite3
 
-    from pm_core.tracker.query.search import Query
+    from pm_core.tracker.query.search import CorpusStats, Query
 
 #: An SQL fragment and its parameters, in order.
 Fragment = tuple[str, list[Any]]
@@ -38,8 +51,9 @@ def join(fragments: Sequence[Fragment], glue: str) -> Fragment:
 def count_sql(group: str, needle: str) -> Fragment:
     """``text.count(needle)`` (non-overlapping) of a field group; 0 when it is empty.
 
-    Byte lengths: the needle is ASCII, so each occurrence removed shortens the
-    UTF-8 text by exactly its length.
+    Byte lengths: each occurrence removed shortens the UTF-8 text by exactly
+    the needle's UTF-8 length (a token of any script). Needles are
+    :func:`search.needle` forms, so only whole tokens are counted.
     """
     column = f"d.g_{group}"
     # A cheap test first: most groups hold no occurrence. LIKE '%needle%' scans
@@ -51,7 +65,7 @@ def count_sql(group: str, needle: str) -> Fragment:
         f"(CASE WHEN {column} LIKE ? THEN (length(CAST({column} AS BLOB)) - "
         f"length(CAST(replace({column}, ?, '') AS BLOB))) / ? ELSE 0 END)"
     )
-    return sql, [f"%{needle}%", needle, len(needle)]
+    return sql, [f"%{needle}%", needle, len(needle.encode("utf-8"))]
 
 
 def integer_weights(weights: Mapping[str, float]) -> dict[str, int] | None:
@@ -77,125 +91,6 @@ def integer_weights(weights: Mapping[str, float]) -> dict[str, int] | None:
     if not all(float(b).is_integer() and 0 <= b <= _MAX_EXACT_WEIGHT for b in bonuses):
         return None
     return found
-
-
-def _masked(masked: bool, bits: int, fragment: Fragment) -> Fragment:
-    """``fragment``, or 0 without reading any text when the row lacks a token's bit."""
-    if not masked:
-        return fragment
-    return f"(CASE WHEN j.mask & {bits} = {bits} THEN {fragment[0]} ELSE 0 END)", fragment[1]
-
-
-def _phrase_columns(query: Query, masked: bool) -> list[Fragment]:
-    """The phrase's total count ``ph`` and the title-phrase flag ``tp``."""
-    phrase = query.phrase
-    # The phrase holds every token: only a document with them all can hold it.
-    everything = (1 << len(query.tokens)) - 1
-    hits = _masked(masked, everything, join([count_sql(g, phrase) for g in GROUPS], " + "))
-    title = _masked(masked, everything, ("instr(IFNULL(d.g_title, ''), ?) > 0", [phrase]))
-    return [(f"({hits[0]}) AS ph", hits[1]), (f"{title[0]} AS tp", title[1])]
-
-
-def general_sql(
-    query: Query, weights: Mapping[str, float], match: str, masked: bool
-) -> tuple[Fragment, Fragment, Fragment]:
-    """``(counts, score, matches)`` for any weights.
-
-    ``counts`` are columns read once per document (``c<token>_<group>``, the
-    phrase total ``ph``, the title flags); ``score`` and ``matches`` are
-    expressions over them. The score adds the same terms in the same order
-    as the reference, so the doubles are bit-identical (adding a zero changes
-    nothing). ``masked``: the candidate row ``j`` holds a bit per token the
-    document contains; counts of a token it lacks are 0 without reading text.
-    """
-    from pm_core.tracker.query.search import (
-        ALL_TERMS_BONUS,
-        PHRASE_HIT_WEIGHT,
-        TITLE_PHRASE_BONUS,
-        TITLE_TOKEN_BONUS,
-    )
-
-    columns: list[Fragment] = []
-    terms: list[Fragment] = [("0.0", [])]
-    found: list[str] = []
-    for n, token in enumerate(query.tokens):
-        flag = _masked(masked, 1 << n, ("instr(d.title_tokens, ?) > 0", [f" {token} "]))
-        columns.append((f"{flag[0]} AS t{n}", flag[1]))
-        terms.append((f"(CASE WHEN t{n} THEN ? ELSE 0.0 END)", [TITLE_TOKEN_BONUS]))
-        for g, group in enumerate(GROUPS):
-            sql, args = _masked(masked, 1 << n, count_sql(group, token))
-            columns.append((f"{sql} AS c{n}_{g}", args))
-            terms.append((f"c{n}_{g} * ?", [weights.get(group, 1.0)]))
-        found.append("(" + " + ".join(f"c{n}_{g}" for g in range(len(GROUPS))) + ") > 0")
-    every = " AND ".join(found)
-    if len(query.tokens) > 1:
-        columns.extend(_phrase_columns(query, masked))
-        terms.append((f"(CASE WHEN {every} THEN ? ELSE 0.0 END)", [ALL_TERMS_BONUS]))
-        terms.append(("(CASE WHEN tp THEN ? ELSE 0.0 END)", [TITLE_PHRASE_BONUS]))
-        terms.append(("? * ph", [PHRASE_HIT_WEIGHT]))
-    if match == "and":
-        matches: Fragment = (every, [])
-    elif match == "exact":
-        columns.append(
-            (
-                "(" + " OR ".join(f"instr(IFNULL(d.g_{g}, ''), ?) > 0" for g in GROUPS) + ") AS ex",
-                [query.phrase] * len(GROUPS),
-            )
-        )
-        matches = ("ex", [])
-    else:
-        matches = ("1", [])
-    return join(columns, ", "), join(terms, " + "), matches
-
-
-def integer_sql(
-    query: Query, weights: Mapping[str, int], match: str, masked: bool
-) -> tuple[Fragment, Fragment, Fragment]:
-    """``(counts, score, matches)`` for whole positive weights (:func:`integer_weights`).
-
-    Per token, a title flag ``t<n>`` and one weighted sum ``w<n>`` over the
-    groups; integers throughout, equal to the reference's double because no
-    partial sum can round.
-    """
-    from pm_core.tracker.query.search import (
-        ALL_TERMS_BONUS,
-        PHRASE_HIT_WEIGHT,
-        TITLE_PHRASE_BONUS,
-        TITLE_TOKEN_BONUS,
-    )
-
-    columns: list[Fragment] = []
-    terms: list[Fragment] = []
-    for n, token in enumerate(query.tokens):
-        flag = _masked(masked, 1 << n, ("instr(d.title_tokens, ?) > 0", [f" {token} "]))
-        columns.append((f"{flag[0]} AS t{n}", flag[1]))
-        weighted = join(
-            [
-                (f"{sql} * ?", [*args, weights[group]])
-                for group in GROUPS
-                for sql, args in [count_sql(group, token)]
-            ],
-            " + ",
-        )
-        total = _masked(masked, 1 << n, weighted)
-        columns.append((f"{total[0]} AS w{n}", total[1]))
-        terms.append((f"t{n} * ? + w{n}", [int(TITLE_TOKEN_BONUS)]))
-    # With every weight above zero, a token was found exactly when its sum is.
-    every = " AND ".join(f"w{n} > 0" for n in range(len(query.tokens)))
-    if len(query.tokens) > 1:
-        columns.extend(_phrase_columns(query, masked))
-        terms.append((f"({every}) * ?", [int(ALL_TERMS_BONUS)]))
-        terms.append(("tp * ?", [int(TITLE_PHRASE_BONUS)]))
-        terms.append(("ph * ?", [int(PHRASE_HIT_WEIGHT)]))
-    if match == "and":
-        matches: Fragment = (every, [])
-    elif match == "exact":
-        # The phrase occurs in some group exactly when it occurs at all; one
-        # token is its own phrase.
-        matches = ("ph > 0" if len(query.tokens) > 1 else "w0 > 0", [])
-    else:
-        matches = ("1", [])
-    return join(columns, ", "), join(terms, " + "), matches
 
 
 #: FTS columns in the order a weight lookup tests them: the long free-text
@@ -304,26 +199,46 @@ def term_part(
 
 
 def term_sql(
-    query: Query, weights: Mapping[str, int], match: str
+    query: Query, weights: Mapping[str, int], match: str, stats: CorpusStats
 ) -> tuple[Fragment, Fragment, Fragment]:
-    """``(counts, score, matches)`` over :func:`term_part` rows, for whole positive weights.
+    """``(counts, score, matches)`` over :func:`term_part` rows: :func:`search.relevance_score`.
 
-    The phrase needs the text: only a document holding every token can hold
-    it, and only such a document's groups are read, once, into ``pt`` (twice
-    the phrase count, plus one when the title holds the phrase).
+    Per token the evidence is ``t<n> * TITLE_TOKEN_BONUS + w<n>`` (an exact
+    integer), saturated and length normalised with the document's ``ntokens``
+    and multiplied by the token's IDF (a bound double); every operation is in
+    the reference's order, so the doubles are equal. The phrase needs the
+    text: only a document holding every token can hold it, and only such a
+    document's groups are read, once, into ``pt`` (twice the phrase count,
+    plus one when the title holds the phrase).
     """
     from pm_core.tracker.query.search import (
-        ALL_TERMS_BONUS,
-        PHRASE_HIT_WEIGHT,
-        TITLE_PHRASE_BONUS,
+        PHRASE_CAP,
+        REL_ALL_TERMS,
+        REL_B,
+        REL_K1,
+        REL_PHRASE,
+        REL_TITLE_PHRASE,
         TITLE_TOKEN_BONUS,
+        idf,
     )
 
     size = len(query.tokens)
     columns: list[Fragment] = [
-        (", ".join(f"h.w{n} AS w{n}, h.t{n} AS t{n}" for n in range(size)), [])
+        (", ".join(f"h.w{n} AS w{n}, h.t{n} AS t{n}" for n in range(size)), []),
+        ("(SELECT d.ntokens FROM docs d WHERE d.rid = e.rid) AS nt", []),
     ]
-    terms = [f"t{n} * {int(TITLE_TOKEN_BONUS)} + w{n}" for n in range(size)]
+    average = stats.average_length
+    norm: Fragment = ("(1 - ? + ? * nt / ?)", [REL_B, REL_B, average]) if average else ("1.0", [])
+    terms: list[Fragment] = [("0.0", [])]
+    for n, token in enumerate(query.tokens):
+        evidence = f"(t{n} * {int(TITLE_TOKEN_BONUS)} + w{n})"
+        terms.append(
+            (
+                f"(CASE WHEN {evidence} > 0 THEN ? * ({evidence} * ?) / "
+                f"({evidence} + ? * {norm[0]}) ELSE 0.0 END)",
+                [idf(stats, token), REL_K1 + 1, REL_K1, *norm[1]],
+            )
+        )
     every = " AND ".join(f"w{n} > 0" for n in range(size))
     if size > 1:
         phrase = query.phrase
@@ -337,16 +252,16 @@ def term_sql(
                 [*hits[1], phrase],
             )
         )
-        terms.append(f"({every}) * {int(ALL_TERMS_BONUS)}")
-        terms.append(f"(pt & 1) * {int(TITLE_PHRASE_BONUS)}")
-        terms.append(f"(pt >> 1) * {int(PHRASE_HIT_WEIGHT)}")
+        terms.append((f"(CASE WHEN {every} THEN ? ELSE 0.0 END)", [REL_ALL_TERMS]))
+        terms.append(("(CASE WHEN pt & 1 THEN ? ELSE 0.0 END)", [REL_TITLE_PHRASE]))
+        terms.append((f"? * min(pt >> 1, {PHRASE_CAP})", [REL_PHRASE]))
     if match == "and":
         matches: Fragment = (every, [])
     elif match == "exact":
         matches = ("pt >= 2" if size > 1 else "w0 > 0", [])
     else:
         matches = ("1", [])
-    return join(columns, ", "), (" + ".join(terms), []), matches
+    return join(columns, ", "), join(terms, " + "), matches
 
 
 class Ranking:

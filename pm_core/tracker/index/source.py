@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.claims.leases import ClaimsConfig, holder_overrides, read_cache
+from pm_core.tracker.index.batch import chunks
 from pm_core.tracker.index.derived import Derived
 from pm_core.tracker.model.item import Item
 from pm_core.tracker.model.order import (
@@ -24,6 +25,7 @@ from pm_core.tracker.model.order import (
     status_rank_sql,
 )
 from pm_core.tracker.query.ranking import deadline_pressure_of
+from pm_core.tracker.query.rules import ACTIVE_ROLE, BLOCKED_ROLE, statuses_with_role
 from pm_core.tracker.query.view import TrackerView
 from pm_core.tracker.storage.workspace import tracker_relpath
 
@@ -79,14 +81,13 @@ class Source:
         self.now = now
         self.author = tracker.author
         self.terminal = schema.terminal_statuses
-        self.blocked_statuses = frozenset(s.name for s in schema.statuses if "blocked" in s.roles)
-        self.active_statuses = frozenset(s.name for s in schema.statuses if "active" in s.roles)
+        self.blocked_statuses = statuses_with_role(schema.statuses, BLOCKED_ROLE)
+        self.active_statuses = statuses_with_role(schema.statuses, ACTIVE_ROLE)
         self.term = sorted(self.terminal)
         self.term_marks = ",".join("?" * len(self.term))
         self._temps: list[str] = []
 
     def __enter__(self) -> Source:
-
         if self._settles:
             Derived(self.db, self.terminal).ensure()
         now = self.now
@@ -159,7 +160,7 @@ class Source:
             if not frontier:
                 break
             found: set[str] = set()
-            for chunk in _chunks(frontier, 400):
+            for chunk in chunks(frontier, 400):
                 marks = ",".join("?" * len(chunk))
                 for source, target in self.db.execute(
                     f"SELECT b.source, b.target FROM {_LIVE_EDGES} "
@@ -261,7 +262,7 @@ class Source:
             "WHERE holder IS NOT NULL AND COALESCE(expires, '') != ''"
         ).fetchall()
         leased = sorted(read_cache(self.tracker.root).leases) if remote else []
-        for chunk in _chunks(leased, 500):
+        for chunk in chunks(leased, 500):
             marks = ",".join("?" * len(chunk))
             rows += self.db.execute(
                 f"SELECT id, holder, expires FROM {pool} WHERE id IN ({marks})", chunk
@@ -300,7 +301,7 @@ class Source:
         blockers = {i: self._ordered(i, "source", "target") for i in shown}
         dependents = {i: self._ordered(i, "target", "source") for i in shown}
         parent_of: dict[str, str] = {}
-        for chunk in _chunks(shown, 500):
+        for chunk in chunks(shown, 500):
             marks = ",".join("?" * len(chunk))
             parent_of.update(
                 self.db.execute(
@@ -397,11 +398,6 @@ class Source:
 
 
 # ---------------------------------------------------------------- ranking
-
-
-def _chunks(values: Sequence[str], size: int) -> Iterable[Sequence[str]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
 
 
 # ---------------------------------------------------------------- commands

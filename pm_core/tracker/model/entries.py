@@ -11,11 +11,12 @@ from typing import Any
 
 import attrs
 
-from pm_core.tracker.model.item import DEPENDENCY_KINDS, Item
+from pm_core.tracker.model.item import DEPENDENCY_ALIASES, DEPENDENCY_KINDS, Item
 
 
 def _kind(_: Any, __: Any, value: str) -> None:
-    if value not in DEPENDENCY_KINDS:
+    # An alias is a kind the format accepts (the TypeScript pm writes related_to).
+    if value not in DEPENDENCY_KINDS and value not in DEPENDENCY_ALIASES:
         raise ValueError(f"unknown kind {value!r}")
 
 

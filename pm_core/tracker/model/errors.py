@@ -65,9 +65,24 @@ class DependencyError(PmError):
 
 
 class NoEffectError(PmError):
-    """The operation would change nothing."""
+    """The operation would change nothing.
+
+    ``warning``: the code a single-item command reports instead of failing
+    (exit 0, ``warnings: [code]``); only bulk commands exit 6 on it.
+    """
 
     code = NO_EFFECT
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        details: Any = None,
+        warning: str = "noop_no_change",
+    ) -> None:
+        super().__init__(message, hint=hint, details=details)
+        self.warning = warning
 
 
 class PartialError(PmError):

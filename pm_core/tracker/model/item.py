@@ -247,8 +247,8 @@ class Item:
     """One work item. Field names and order follow the on-disk format.
 
     A plain slotted class rather than attrs: every ``pm`` command builds items,
-    and importing attrs with the classes it generates cost ~20 ms of each
-    command's start. Equality covers every field but ``extra_after``.
+    and importing attrs with its generated classes would slow every start.
+    Equality covers every field but ``extra_after``.
     """
 
     __slots__ = ITEM_FIELDS
@@ -584,10 +584,15 @@ def item_from_record(record: Mapping[str, Any]) -> Item:
 
 
 def normalize_status(value: str, statuses: Iterable[str] = STATUSES) -> str:
-    """Canonical status for a name or alias; raises ValueError naming the choices."""
+    """Canonical status for a name or alias; raises ValueError naming the choices.
+
+    A status the schema declares wins over an alias of the same spelling (a
+    custom ``wontfix`` status is itself, not ``canceled``).
+    """
     key = value.strip().lower().replace(" ", "_")
-    key = STATUS_ALIASES.get(key, key)
     allowed = list(statuses)
+    if key not in allowed:
+        key = STATUS_ALIASES.get(key, key)
     if key not in allowed:
         raise ValueError(f"unknown status {value!r}; expected one of: {', '.join(allowed)}")
     return key

@@ -29,6 +29,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from functools import cmp_to_key, lru_cache
+from itertools import pairwise
 from typing import Any
 
 #: The epoch every new history entry is written in.
@@ -55,27 +56,196 @@ def item_hash(document: Mapping[str, Any], epoch: int = CURRENT_EPOCH) -> str:
     """SHA-256 hex of an item document ``{metadata, body}`` in the given epoch.
 
     The one hash function for history: writers, ``history --verify``,
-    ``validate``, replay and merge all call it. Raises
+    ``validate``, replay and merge all call it (a chain walk calls it through
+    :class:`DocumentHasher`, which gives the same hashes faster). Raises
     :class:`UnsupportedEpochError` for an epoch it does not know.
     """
-    if epoch == 0:
-        return _sha256(_dumps(document))
-    metadata = document.get("metadata") or {}
-    body = document.get("body")
-    if epoch not in DECLARED_EPOCHS:
-        raise UnsupportedEpochError(epoch)
-    if not metadata:
-        return _sha256(_dumps({"front_matter": {}, "body": body if body is not None else ""}))
-    if isinstance(metadata, Mapping) and isinstance(metadata.get("tags"), list):
-        try:
-            canonical = canonical_metadata(metadata)
-            if epoch == 1 and canonical.get("tests"):
-                canonical["tests"] = sorted(canonical["tests"], key=_LEGACY_TEST_KEY)
-            text = normalize_body(body if isinstance(body, str) else "")
-            return _sha256(_dumps({"front_matter": canonical, "body": text}))
-        except (_NotCanonical, AttributeError, TypeError, KeyError, ValueError):
-            pass
-    return _sha256(_dumps({"replay_fallback": True, "metadata": metadata, "body": body}))
+    return DocumentHasher().hash(document, epoch)
+
+
+class DocumentHasher:
+    """:func:`item_hash` for one document that changes a few keys at a time.
+
+    A history replay changes one or two top-level keys per entry; the hasher
+    keeps each key's canonical JSON and rebuilds only the keys named by
+    :meth:`changed`, so a chain of N entries costs N small encodings and N
+    SHA-256 passes, not N whole-document normalisations. The hashes are the
+    ones :func:`item_hash` defines (it is this class, used once).
+    """
+
+    __slots__ = ("_body", "_fragments", "_hashes", "_legacy")
+
+    def __init__(self) -> None:
+        # key -> {epoch: fragment bytes, or b"" when the canonical form drops the key}
+        self._fragments: dict[str, dict[int, bytes]] = {}
+        self._body: dict[int, bytes] = {}
+        # Whole-document hashes of the current state: per epoch, and -1 for the stored form.
+        self._hashes: dict[int, str] = {}
+        # Whether the stored linked tests are in epoch 1's order (None: not known yet).
+        self._legacy: bool | None = None
+
+    def changed(self, keys: Any = None) -> None:
+        """Forget the named top-level metadata keys (``"body"`` for the body; None: all)."""
+        self._hashes.clear()
+        if keys is None or "tests" in keys:
+            self._legacy = None
+        if keys is None:
+            self._fragments.clear()
+            self._body.clear()
+            return
+        for key in keys:
+            if key == "body":
+                self._body.clear()
+            else:
+                self._fragments.pop(key, None)
+
+    def hash(self, document: Mapping[str, Any], epoch: int = CURRENT_EPOCH) -> str:
+        """The document's hash in ``epoch`` (it must be the document the cache describes)."""
+        got = self._hashes.get(epoch)
+        if got is None:
+            got = self._hashes[epoch] = self._hash(document, epoch)
+        return got
+
+    def _hash(self, document: Mapping[str, Any], epoch: int) -> str:
+        if epoch not in DECLARED_EPOCHS and epoch != 0:
+            raise UnsupportedEpochError(epoch)
+        metadata = document.get("metadata")
+        body = document.get("body")
+        if epoch == 0:
+            if isinstance(metadata, dict) and isinstance(body, str) and len(document) == 2:
+                return _sha256_bytes(
+                    b'{"body":'
+                    + self._body_bytes(body, 0)
+                    + b',"metadata":{'
+                    + self._join(metadata, 0)
+                    + b"}}"
+                )
+            return _sha256(_dumps(document))
+        if not metadata:
+            return _sha256(_dumps({"front_matter": {}, "body": body if body is not None else ""}))
+        if isinstance(metadata, Mapping) and isinstance(metadata.get("tags"), list):
+            try:
+                text = body if isinstance(body, str) else ""
+                return _sha256_bytes(
+                    b'{"body":'
+                    + self._body_bytes(text, 1)
+                    + b',"front_matter":{'
+                    + self._join(metadata, epoch)
+                    + b"}}"
+                )
+            except (_NotCanonical, AttributeError, TypeError, KeyError, ValueError):
+                self.changed()  # a half-built cache must not outlive the failure
+        return _sha256(_dumps({"replay_fallback": True, "metadata": metadata, "body": body}))
+
+    def matches(self, document: Mapping[str, Any], recorded: str, epoch: int) -> bool:
+        """Whether ``recorded`` is the document's hash in ``epoch``; usually without normalising.
+
+        A document a canonical writer produced is its own canonical form, so
+        its stored JSON hashes to the recorded value directly; only when that
+        fails is the document normalised (:meth:`hash`). A match of the stored
+        form is a match of the canonical form: SHA-256 does not collide, so
+        the two serialisations are the same bytes. (Epoch 1 also needs the
+        linked tests in its order, which is checked.)
+        """
+        if epoch == 0:
+            return self.hash(document, 0) == recorded
+        if epoch not in DECLARED_EPOCHS:
+            raise UnsupportedEpochError(epoch)
+        metadata = document.get("metadata")
+        body = document.get("body")
+        if isinstance(metadata, dict) and isinstance(body, str) and metadata:
+            stored = self._hashes.get(-1)
+            if stored is None:
+                stored = self._hashes[-1] = _sha256_bytes(
+                    b'{"body":'
+                    + self._body_bytes(body, 0)
+                    + b',"front_matter":{'
+                    + self._join(metadata, 0)
+                    + b"}}"
+                )
+            if stored == recorded:
+                if epoch == 2:
+                    return True
+                if self._legacy is None:
+                    self._legacy = _in_legacy_order(metadata.get("tests"))
+                if self._legacy:
+                    return True
+        return self.hash(document, epoch) == recorded
+
+    def _body_bytes(self, body: str, epoch: int) -> bytes:
+        key = 0 if epoch == 0 else 1
+        got = self._body.get(key)
+        if got is None:
+            text = body if epoch == 0 else normalize_body(body)
+            got = self._body[key] = _dumps(text).encode("utf-8", "surrogatepass")
+        return got
+
+    def _join(self, metadata: Mapping[str, Any], epoch: int) -> bytes:
+        keys = set(metadata)
+        if epoch:
+            keys.add("tags")
+            keys.difference_update(_UNSAFE_KEYS)
+        parts = []
+        for key in sorted(keys):
+            cached = self._fragments.get(key)
+            if cached is None:
+                cached = self._fragments[key] = {}
+            # Epochs 1 and 2 differ in the linked tests only.
+            slot = epoch if epoch == 0 or key == "tests" else 1
+            fragment = cached.get(slot)
+            if fragment is None:
+                fragment = cached[slot] = _fragment(key, metadata, epoch)
+            if fragment:
+                parts.append(fragment)
+        return b",".join(parts)
+
+
+def _in_legacy_order(tests: Any) -> bool:
+    if not isinstance(tests, list) or len(tests) < 2:
+        return True
+    try:
+        return all(_legacy_test_compare(a, b) <= 0 for a, b in pairwise(tests))
+    except (_NotCanonical, AttributeError, TypeError):
+        return False
+
+
+def _fragment(key: str, metadata: Mapping[str, Any], epoch: int) -> bytes:
+    """``"key":value`` of one key's canonical value in ``epoch`` (b"": the key is dropped)."""
+    if epoch == 0 or key not in _NORMALISED:
+        value = metadata[key]
+    elif key not in metadata:
+        if key != "tags":
+            return b""
+        value = []
+    else:
+        raw = metadata[key]
+        if key in _VERBATIM:
+            value = raw
+        else:
+            if key in ("confidence", "severity") and raw is None:
+                raise _NotCanonical(f"{key} is null")
+            value = _NORMALISED[key](raw)
+            if value is None:
+                return b""
+            if key == "tests" and epoch == 1:
+                value = sorted(value, key=_LEGACY_TEST_KEY)
+    return _dumps({key: value})[1:-1].encode("utf-8", "surrogatepass")
+
+
+def _sha256_bytes(data: bytes) -> str:
+    if _has_surrogates(data):
+        return _sha256(data.decode("utf-8", "surrogatepass"))
+    return _digest(data)
+
+
+def _has_surrogates(data: bytes) -> bool:
+    # UTF-8 of U+D800..U+DFFF (only "surrogatepass" writes them) starts with 0xED 0xA0-0xBF.
+    index = data.find(b"\xed")
+    while index >= 0:
+        if index + 1 < len(data) and 0xA0 <= data[index + 1] <= 0xBF:
+            return True
+        index = data.find(b"\xed", index + 1)
+    return False
 
 
 def epochs_agree(document: Mapping[str, Any]) -> bool:
@@ -88,21 +258,40 @@ def epochs_agree(document: Mapping[str, Any]) -> bool:
 # ------------------------------------------------------------------ JSON
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 def _sha256(text: str) -> str:
-    # The builtin module where there is one: ``hashlib`` would also load OpenSSL.
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found]
-    except ImportError:  # pragma: no cover - Python 3.12 names it _sha2
-        from hashlib import sha256
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: JSON.stringify writes it escaped
         data = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
-    return str(sha256(data).hexdigest())
+    return _digest(data)
+
+
+#: Above this size OpenSSL's SHA-256 (several times faster) is worth loading ``hashlib``.
+_LARGE = 4096
+
+
+def _digest(data: bytes) -> str:
+    if len(data) > _LARGE:
+        import hashlib
+
+        return hashlib.sha256(data).hexdigest()
+    # The builtin module for small inputs: a write that hashes two small
+    # documents should not pay for loading OpenSSL.
+    try:
+        import _sha256  # type: ignore[import-not-found]
+
+        return str(_sha256.sha256(data).hexdigest())
+    except ImportError:  # pragma: no cover - Python 3.12 names it _sha2
+        import hashlib
+
+        return hashlib.sha256(data).hexdigest()
 
 
 def js_number(value: float) -> Any:
@@ -124,6 +313,13 @@ for _i, _c in enumerate("0123456789"):
     _PRIMARY[_c] = 100 + _i
 for _i, _c in enumerate("abcdefghijklmnopqrstuvwxyz"):
     _PRIMARY[_c] = 200 + _i
+
+
+#: Primary weights of the printable ASCII characters that are not ignorable.
+_ASCII_PRIMARY: dict[str, int] = {
+    **_PRIMARY,
+    **{c.upper(): w for c, w in _PRIMARY.items() if c.isalpha()},
+}
 
 
 @lru_cache(maxsize=65536)
@@ -153,6 +349,14 @@ def locale_compare(left: str, right: str) -> int:
     """``left.localeCompare(right)`` under the ICU root collation: -1, 0 or 1."""
     if left == right:
         return 0
+    if left.isascii() and right.isascii():
+        # Most text differs early: compare primary weights up to the first difference.
+        for x, y in zip(left, right, strict=False):
+            if x != y:
+                wx, wy = _ASCII_PRIMARY.get(x, 0), _ASCII_PRIMARY.get(y, 0)
+                if wx and wy and wx != wy:
+                    return -1 if wx < wy else 1
+                break
     a, b = _collation_key(left), _collation_key(right)
     return -1 if a < b else (1 if a > b else 0)
 

@@ -127,7 +127,6 @@ def _record(tracker: Tracker, op: str, target: str, before: Any, after: Any, **e
 
 
 def _workspace_lock(tracker: Tracker) -> Any:
-
     locks = tracker.settings.get("locks", {})
     return item_lock(
         tracker.store.locks_dir,
@@ -243,11 +242,9 @@ def config_set(tracker: Tracker, key: str, value: Any) -> dict[str, Any]:
     """Set one setting (value parsed as JSON when it parses); recorded in workspace history."""
 
     parts = _split_key(key)
-    stored = _check_setting(key, parse_value(value))
-    warnings = []
-    if not _lookup(DEFAULT_SETTINGS, parts)[0]:
-        warnings.append(f"{key} is not a built-in setting; check the spelling")
     path = tracker.root / "settings.json"
+    _refuse_unknown_key(key, _read_raw(path, {}))
+    stored = _check_setting(key, parse_value(value))
     with _workspace_lock(tracker):
         before = _read_raw(path, {})
         after = json.loads(json.dumps(before))
@@ -261,15 +258,41 @@ def config_set(tracker: Tracker, key: str, value: Any) -> dict[str, Any]:
             node = child
         previous = node.get(parts[-1])
         if parts[-1] in node and previous == stored:
-            raise NoEffectError(f"{key} is already {stored!r}")
+            raise NoEffectError(f"{key} is already {stored!r}", warning="noop_config_unchanged")
         node[parts[-1]] = stored
         write_json(path, after)
         _record(tracker, "config_set", "settings.json", before, after, key=key)
     tracker.reload()
-    out: dict[str, Any] = {"key": key, "value": stored, "previous": previous}
-    if warnings:
-        out["warnings"] = warnings
-    return out
+    return {"key": key, "value": stored, "previous": previous}
+
+
+#: Settings read by pm that ``DEFAULT_SETTINGS`` does not spell out.
+EXTRA_SETTING_KEYS = ("index.enabled", "index.verify", "search.tuning")
+#: Groups whose keys are free (extension configuration, per-field search weights).
+OPEN_SETTING_GROUPS = ("extensions.", "search.tuning.")
+
+
+def known_setting_keys(raw: Any) -> list[str]:
+    """Every key ``config set`` accepts: built-in, read by pm, or already in settings.json."""
+
+    keys = set(_flatten(DEFAULT_SETTINGS)) | set(EXTRA_SETTING_KEYS)
+    if isinstance(raw, Mapping):
+        keys |= set(_flatten(raw))
+    return sorted(keys)
+
+
+def _refuse_unknown_key(key: str, raw: Any) -> None:
+    """A misspelt key would be written and never read: refuse it, naming the known keys."""
+    known = known_setting_keys(raw)
+    if key in known or key.startswith(OPEN_SETTING_GROUPS):
+        return
+    import difflib
+
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.75)
+    raise UsageError(
+        f"unknown setting {key!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""),
+        hint="known keys: " + ", ".join(known) + "; extension settings go under extensions.NAME",
+    )
 
 
 def config_unset(tracker: Tracker, key: str) -> dict[str, Any]:
@@ -282,7 +305,7 @@ def config_unset(tracker: Tracker, key: str) -> dict[str, Any]:
         after = json.loads(json.dumps(before))
         found, previous = _lookup(after, parts)
         if not found:
-            raise NoEffectError(f"{key} is not set in settings.json")
+            raise NoEffectError(f"{key} is not set in settings.json", warning="noop_config_unset")
         node = after
         for part in parts[:-1]:
             node = node[part]
@@ -346,7 +369,6 @@ def schema_add(tracker: Tracker, kind: str, name: str, **options: Any) -> dict[s
 def _append_definition(
     tracker: Tracker, file: str, list_key: str, definition: dict[str, Any]
 ) -> None:
-
     path = tracker.root / "schema" / file
     with _workspace_lock(tracker):
         before = _read_raw(path, {list_key: []})
@@ -490,6 +512,33 @@ def schema_add_field(
 # ---------------------------------------------------------------- contracts
 
 
+def _command_params(command: CommandSpec, workspace: Any) -> dict[str, Any]:
+    """``{"params": [...]}`` from a built-in's declaration or an extension's ParamSpecs."""
+    from pm_core.params import declared, describe
+
+    if command.builtin:
+        try:
+            params = declared(command.name)
+        except (KeyError, ModuleNotFoundError, AttributeError):
+            return {}  # declared by its click command only (see `pm <name> --help`)
+        sources = {"types": workspace.types, "statuses": workspace.statuses}
+        return {"params": describe(params, sources)}
+    return {
+        "params": [
+            {
+                "name": p.name,
+                "type": p.type,
+                "required": p.required,
+                "repeatable": p.repeatable,
+                "tool": p.name,
+                **({"default": p.default} if p.default is not None else {}),
+                **({"help": p.help} if p.help else {}),
+            }
+            for p in command.params
+        ]
+    }
+
+
 def contracts(tracker: Tracker, *, commands: Sequence[CommandSpec] | None = None) -> dict[str, Any]:
     """The machine-readable contract: commands, item fields, schema, kinds, exit codes.
 
@@ -512,7 +561,13 @@ def contracts(tracker: Tracker, *, commands: Sequence[CommandSpec] | None = None
 
     return {
         "commands": [
-            {"name": c.name, "tier": c.tier, "family": c.family, "summary": c.summary}
+            {
+                "name": c.name,
+                "tier": c.tier,
+                "family": c.family,
+                "summary": c.summary,
+                **_command_params(c, schema.contracts()),
+            }
             for c in sorted(specs, key=lambda c: c.name)
         ],
         "item": {

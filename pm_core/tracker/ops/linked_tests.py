@@ -55,7 +55,9 @@ def test_add(
 
     def change(item: Item) -> None:
         if any(t.get("command") == text for t in item.tests):
-            raise NoEffectError(f"{item.id} already links the test {text!r}")
+            raise NoEffectError(
+                f"{item.id} already links the test {text!r}", warning="noop_already_linked"
+            )
         entry: dict[str, Any] = {
             "command": text,
             "scope": "project",
@@ -108,6 +110,40 @@ def test_list(tracker: Tracker, item_id: str) -> dict[str, Any]:
     return {"id": item.id, "tests": tests, "runs": len(item.test_runs)}
 
 
+def child_env(repo: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a linked test runs in: the repository's, not pm's own.
+
+    When pm runs from a virtual environment outside ``repo`` (pipx, ``uv tool``,
+    a checkout's ``.venv/bin`` on ``PATH``), its ``bin`` folder is taken off
+    ``PATH`` and its ``VIRTUAL_ENV`` unset, so ``pytest`` and ``python`` are
+    the project's. A pm installed inside the repository's own environment is
+    that environment, and is left alone.
+    """
+    import sys
+
+    out = dict(os.environ if env is None else env)
+    prefix = Path(sys.prefix).resolve()
+    if prefix == Path(sys.base_prefix).resolve():
+        return out  # not a virtual environment
+    try:
+        prefix.relative_to(repo.resolve())
+    except ValueError:
+        pass
+    else:
+        return out  # the repository's own environment
+    own_bins = {str(prefix / "bin"), str(prefix / "Scripts")}
+    kept = [
+        p
+        for p in out.get("PATH", "").split(os.pathsep)
+        if p and str(Path(p).resolve()) not in own_bins
+    ]
+    out["PATH"] = os.pathsep.join(kept)
+    virtual = out.get("VIRTUAL_ENV")
+    if virtual and Path(virtual).resolve() == prefix:
+        del out["VIRTUAL_ENV"]
+    return out
+
+
 def run_command(command: str, cwd: Path, timeout: float) -> dict[str, Any]:
     """Run one shell command with a timeout; the whole process group dies on timeout.
 
@@ -125,6 +161,7 @@ def run_command(command: str, cwd: Path, timeout: float) -> dict[str, Any]:
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
+        env=child_env(cwd),
     )
     timed_out = False
     try:
@@ -163,6 +200,7 @@ def test_run(
         raise NoEffectError(
             f"{item.id} has no test commands to run",
             hint=f'link one: `pm test {item.id} --add "pytest tests/unit"`',
+            warning="noop_no_linked_tests",
         )
     cwd = repo_root(tracker)
     runs = []

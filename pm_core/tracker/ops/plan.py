@@ -222,7 +222,9 @@ def plan_step(
         index = find_step(item.plan_steps, step_ref)
         step = item.plan_steps[index]
         if step.get("status") == wanted and note is None:
-            raise NoEffectError(f"step {step.get('id')} is already {wanted}")
+            raise NoEffectError(
+                f"step {step.get('id')} is already {wanted}", warning="noop_step_unchanged"
+            )
         if wanted in ("in_progress", "done"):
             state = {str(s.get("id")): s.get("status") for s in item.plan_steps}
             waiting = [d for d in step.get("depends_on") or () if state.get(str(d)) not in FINISHED]

@@ -14,6 +14,13 @@ from pm_core.tracker.model.clock import epoch, parse_iso
 from pm_core.tracker.model.errors import NotFoundError, UsageError
 from pm_core.tracker.model.item import PRIORITY_NAMES, RISK_VALUES, Item
 from pm_core.tracker.model.order import HIGH_LEVEL_TYPES, STATUS_RANK
+from pm_core.tracker.query.rules import (
+    DEADLINE_HORIZON_DAYS,
+    FOCUS_MAX_HOPS,
+    SIGNAL_ORDER,
+    SIGNAL_WEIGHTS,
+    priority_pressure,
+)
 from pm_core.tracker.query.shrink import check_budget, drop_key_in_rows, fit_to_budget, pop_last
 from pm_core.tracker.query.view import TrackerView, build_view
 from pm_core.tracker.storage.session import focus_id
@@ -21,20 +28,6 @@ from pm_core.tracker.storage.session import focus_id
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
 
-SIGNAL_WEIGHTS: dict[str, float] = {
-    "structural": 0.4,
-    "recency": 0.35,
-    "activity_density": 0.25,
-    "graph_proximity": 0.15,
-    "claim_focus": 0.6,
-    "priority_pressure": 0.35,
-    "risk_pressure": 0.2,
-    "deadline_pressure": 0.45,
-    "knowledge_density": 0.25,
-    "author_affinity": 0.2,
-}
-#: Days ahead at which a deadline starts to press.
-DEADLINE_HORIZON_DAYS = 14.0
 DEPTHS = ("brief", "standard", "deep", "full")
 
 
@@ -166,12 +159,13 @@ def rank(
     if not ordered:
         return {}
     signals = compute_signals(view, ordered, focus=focus, now=now)
+    present = [name for name in SIGNAL_ORDER if name in signals]
     scores: dict[str, float] = {}
     for item in ordered:
         total = 0.0
         weight = 0.0
-        for name, values in signals.items():
-            total += values[item.id] * SIGNAL_WEIGHTS[name]
+        for name in present:
+            total += signals[name][item.id] * SIGNAL_WEIGHTS[name]
             weight += SIGNAL_WEIGHTS[name]
         scores[item.id] = round(total / weight, 4) if weight else 0.0
     return scores
@@ -185,7 +179,7 @@ def compute_signals(
     me = view.author
     out: dict[str, dict[str, float]] = {
         "structural": {i.id: 1.0 - (k / (n - 1) if n > 1 else 0.0) for k, i in enumerate(ordered)},
-        "priority_pressure": {i.id: (4 - max(0, min(4, i.priority))) / 4 for i in ordered},
+        "priority_pressure": {i.id: priority_pressure(i.priority) for i in ordered},
     }
     updated = {i.id: epoch(i.updated_at) for i in ordered}
     low, high = min(updated.values()), max(updated.values())
@@ -198,7 +192,7 @@ def compute_signals(
         {i.id: len(i.notes) + len(i.learnings) + len(i.docs) + len(i.files) for i in ordered},
     )
     if focus and focus in view.by_id:
-        distance = _distances(view, focus, max_depth=4)
+        distance = _distances(view, focus, max_depth=FOCUS_MAX_HOPS)
         out["graph_proximity"] = {
             i.id: 1 / (1 + distance[i.id]) if i.id in distance else 0.0 for i in ordered
         }

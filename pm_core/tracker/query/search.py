@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -50,7 +52,7 @@ BM25_B = 0.75
 HYBRID_BM25_WEIGHT = 0.7
 HYBRID_KEYWORD_WEIGHT = 0.3
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _FILTER = re.compile(r"^(tag|tags|status|type|assignee|priority):(.+)$", re.IGNORECASE)
 #: Scalar text fields searched beside the weighted groups ("other" weight).
 _OTHER_FIELDS = (
@@ -84,8 +86,44 @@ _OTHER_FIELDS = (
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase alphanumeric tokens."""
-    return _TOKEN.findall(text.lower())
+    """Words of any script: NFKC-normalised, case-folded runs of letters, digits and marks.
+
+    ``Ünïcode`` and ``unicode`` are different words (accents are kept), ``Straße``
+    and ``STRASSE`` the same (case folding), and a combining mark stays inside
+    its word. ASCII text takes a fast path that gives the same tokens.
+    """
+    if text.isascii():
+        return _ASCII_TOKEN.findall(text.lower())
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _word_pattern().findall(unicodedata.normalize("NFKC", folded))
+
+
+@lru_cache(maxsize=1)
+def _word_pattern() -> re.Pattern[str]:
+    """Letters and digits of any script (``[^\\W_]``) plus combining marks (M*, BMP)."""
+    marks = "".join(
+        re.escape(chr(c))
+        for c in range(0x300, 0x10000)
+        if unicodedata.category(chr(c)).startswith("M")
+    )
+    return re.compile(f"(?:[^\\W_]|[{marks}])+")
+
+
+def stream(text: str) -> str:
+    """``text`` as the padded token stream stored and matched: `` a  b  c `` (two spaces apart).
+
+    Counting ``needle(token)`` in a stream counts whole tokens only, and a
+    phrase's needle counts the tokens in a row, with plain substring counts
+    (in Python and in SQL alike); an empty string when there is no token.
+    """
+    tokens = tokenize(text)
+    return " " + "  ".join(tokens) + " " if tokens else ""
+
+
+def needle(tokens: Sequence[str] | str) -> str:
+    """What a token (or a phrase of tokens) looks like inside a :func:`stream`."""
+    words = [tokens] if isinstance(tokens, str) else list(tokens)
+    return " " + "  ".join(words) + " "
 
 
 #: A shared empty mapping (read-only, so it can be every instance's default).
@@ -93,13 +131,13 @@ _NO_FILTERS: Mapping[str, Any] = MappingProxyType({})
 
 
 class SearchDoc(NamedTuple):
-    """One searchable item: lowercased text per field group, plus BM25 tokens."""
+    """One searchable item: a token :func:`stream` per field group, plus BM25 tokens."""
 
     id: str
     title: str
     type: str
     status: str
-    #: Field group -> lowercased text (groups as in :data:`DEFAULT_WEIGHTS`).
+    #: Field group -> token stream (groups as in :data:`DEFAULT_WEIGHTS`).
     fields: Mapping[str, str]
     tokens: tuple[str, ...]
     short_id: str = ""
@@ -114,8 +152,8 @@ class Query(NamedTuple):
 
     @property
     def phrase(self) -> str:
-        """The tokens joined by single spaces (what phrase matching looks for)."""
-        return " ".join(self.tokens)
+        """The tokens in a row as they look in a stream (what phrase matching looks for)."""
+        return needle(self.tokens)
 
 
 class Scored(NamedTuple):
@@ -188,9 +226,8 @@ def document_for(
         ),
         "other": "\n".join(other),
     }
-    lowered = {k: v.lower() for k, v in groups.items() if v}
-    # Tokenizing is the costliest step and only BM25 needs it.
-    tokens = tuple(tokenize(" ".join(lowered.values()))) if with_tokens else ()
+    lowered = {k: s for k, s in ((k, stream(v)) for k, v in groups.items() if v) if s}
+    tokens = tuple(t for s in lowered.values() for t in s.split()) if with_tokens else ()
     short = item.id[len(prefix) :] if prefix and item.id.startswith(prefix) else ""
     return SearchDoc(item.id, item.title, item.type, item.status, lowered, tokens, short)
 
@@ -217,13 +254,14 @@ def keyword_score(
     score = 0.0
     matched: set[str] = set()
     hit_tokens = 0
-    title_tokens = set(tokenize(doc.title))
+    title = doc.fields.get("title", "")
     for token in query.tokens:
         found = False
-        if token in title_tokens:
+        whole = needle(token)
+        if whole in title:
             score += TITLE_TOKEN_BONUS
         for group, text in doc.fields.items():
-            count = text.count(token)
+            count = text.count(whole)
             if count:
                 score += count * weights.get(group, 1.0)
                 matched.add(group)
@@ -236,6 +274,71 @@ def keyword_score(
         if phrase in doc.fields.get("title", ""):
             score += TITLE_PHRASE_BONUS
         score += PHRASE_HIT_WEIGHT * sum(text.count(phrase) for text in doc.fields.values())
+    return Scored(doc.id, score, tuple(sorted(matched)))
+
+
+#: Relevance (the default ``keyword`` ranking): BM25F over the weighted field counts.
+#: A token's evidence ``f`` is its weighted count over the field groups (title 48,
+#: tags 6, description 5, ... plus the title-token bonus), saturated and length
+#: normalised as BM25 does and multiplied by the token's IDF over the whole
+#: tracker, so a word common to every item ("pm") counts little and one long,
+#: much-commented item cannot win on raw repetitions. Phrase proximity: the
+#: tokens in a row, in the title or anywhere (up to PHRASE_CAP times).
+REL_K1 = 1.2
+REL_B = 0.5
+REL_ALL_TERMS = 1.0
+REL_TITLE_PHRASE = 3.0
+REL_PHRASE = 0.5
+PHRASE_CAP = 4
+
+
+def idf(stats: CorpusStats, token: str) -> float:
+    """BM25's inverse document frequency of ``token`` over the tracker (never negative)."""
+    n = stats.document_frequency.get(token, 0)
+    return math.log(1 + (stats.documents - n + 0.5) / (n + 0.5))
+
+
+def relevance_score(
+    doc: SearchDoc,
+    query: Query,
+    stats: CorpusStats,
+    weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+) -> Scored:
+    """The relevance of one document: the one definition both read paths rank by.
+
+    The index computes the same expression in SQL from its postings
+    (:func:`pm_core.tracker.index.score.term_sql`), operation for operation,
+    so the doubles are equal; any other case is scored here.
+    """
+    pin = _pin(doc, query)
+    if pin:
+        return Scored(doc.id, pin, ("id",), pinned=int(pin))
+    title = doc.fields.get("title", "")
+    average = stats.average_length
+    norm = 1 - REL_B + REL_B * len(doc.tokens) / average if average else 1.0
+    score = 0.0
+    matched: set[str] = set()
+    hit_tokens = 0
+    for token in query.tokens:
+        whole = needle(token)
+        evidence = TITLE_TOKEN_BONUS if whole in title else 0.0
+        for group, text in doc.fields.items():
+            count = text.count(whole)
+            if count:
+                evidence += count * weights.get(group, 1.0)
+                matched.add(group)
+        if evidence:
+            hit_tokens += 1
+            score += idf(stats, token) * (evidence * (REL_K1 + 1)) / (evidence + REL_K1 * norm)
+    if len(query.tokens) > 1:
+        if hit_tokens == len(query.tokens):
+            score += REL_ALL_TERMS
+        phrase = query.phrase
+        if phrase in title:
+            score += REL_TITLE_PHRASE
+        score += REL_PHRASE * min(
+            sum(text.count(phrase) for text in doc.fields.values()), PHRASE_CAP
+        )
     return Scored(doc.id, score, tuple(sorted(matched)))
 
 
@@ -266,7 +369,8 @@ def bm25_score(
         return Scored(doc.id, 0.0, ())
     # A token can only be present where its text is: a cheap substring test
     # spares counting the tokens of documents that cannot match.
-    if not any(t in text for text in doc.fields.values() for t in query.tokens):
+    wholes = [needle(t) for t in query.tokens]
+    if not any(w in text for text in doc.fields.values() for w in wholes):
         return Scored(doc.id, 0.0, ())
     counts = Counter(doc.tokens)
     length_norm = (
@@ -282,7 +386,7 @@ def bm25_score(
         score += idf * tf * (k1 + 1) / (tf + k1 * length_norm)
     if score <= 0:
         return Scored(doc.id, 0.0, ())
-    matched = sorted(g for g, text in doc.fields.items() if any(t in text for t in query.tokens))
+    matched = sorted(g for g, text in doc.fields.items() if any(w in text for w in wholes))
     return Scored(doc.id, score, tuple(matched))
 
 
@@ -292,9 +396,8 @@ def _matches(doc: SearchDoc, query: Query, match: str) -> bool:
     if match == "exact":
         return any(query.phrase in text for text in doc.fields.values())
     if match == "and":
-        present = set(doc.tokens)
-        everything = " ".join(doc.fields.values())
-        return all(t in present or t in everything for t in query.tokens)
+        everything = "".join(doc.fields.values())
+        return all(needle(t) in everything for t in query.tokens)
     return True
 
 
@@ -327,11 +430,12 @@ def score_documents(
     if match not in MATCHES:
         raise UsageError(f"unknown match mode {match!r}", hint=f"use one of: {', '.join(MATCHES)}")
     candidates = [d for d in docs if _pin(d, query) or _matches(d, query, match)]
-    keyword = {d.id: keyword_score(d, query, weights) for d in candidates}
+    corpus = stats or corpus_stats(docs, query.tokens)
     if mode == "keyword":
-        results = [s for s in keyword.values() if s.score > 0]
+        ranked = (relevance_score(d, query, corpus, weights) for d in candidates)
+        results = [s for s in ranked if s.score > 0 or s.pinned]
     else:
-        corpus = stats or corpus_stats(docs, query.tokens)
+        keyword = {d.id: keyword_score(d, query, weights) for d in candidates}
         bm25 = {d.id: bm25_score(d, query, corpus) for d in candidates}
         if mode == "bm25":
             results = [
@@ -406,9 +510,9 @@ def search(
         best, total, info = page
         return _result(parsed, mode, match, merged, best, total, info)
     searchable = [f.key for f in tracker.schema.fields if not f.commands or "search" in f.commands]
-    # BM25 statistics describe the whole corpus, so every item gets a document
-    # then; keyword scoring needs documents for the filtered candidates only.
-    needs_corpus = mode != "keyword" and bool(parsed.tokens)
+    # IDF and the average length describe the whole corpus, so every item gets a
+    # document when there are words to rank by.
+    needs_corpus = bool(parsed.tokens)
     all_docs: list[SearchDoc] = []
     kept_docs: list[SearchDoc] = []
     for item in tracker.items():
@@ -420,7 +524,7 @@ def search(
         if kept:
             kept_docs.append(doc)
     if parsed.tokens:
-        stats = corpus_stats(all_docs, parsed.tokens) if needs_corpus else None
+        stats = corpus_stats(all_docs, parsed.tokens)
         scored = score_documents(
             kept_docs, parsed, mode=mode, match=match, weights=weights, stats=stats
         )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pm_core.tracker.claims.leases import holder_overrides
 from pm_core.tracker.model.errors import CorruptItemError
 from pm_core.tracker.model.item import Item
+from pm_core.tracker.query.rules import ACTIVE_ROLE, BLOCKED_ROLE, statuses_with_role
 from pm_core.tracker.storage.workspace import tracker_relpath
 
 if TYPE_CHECKING:
@@ -150,8 +151,8 @@ def build_view(tracker: Tracker) -> TrackerView:
         root=tracker.root,
         author=tracker.author,
         terminal=schema.terminal_statuses,
-        blocked_statuses=frozenset(s.name for s in statuses if "blocked" in s.roles),
-        active_statuses=frozenset(s.name for s in statuses if "active" in s.roles),
+        blocked_statuses=statuses_with_role(statuses, BLOCKED_ROLE),
+        active_statuses=statuses_with_role(statuses, ACTIVE_ROLE),
         by_id=by_id,
         paths=paths,
         corrupt=corrupt,

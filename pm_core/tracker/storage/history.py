@@ -20,6 +20,7 @@ from pm_core.tracker.model.itemhash import (
     CURRENT_EPOCH,
     DECLARED_EPOCHS,
     UNDECLARED_EPOCHS,
+    DocumentHasher,
     epochs_agree,
     item_hash,
     parse_json,
@@ -514,6 +515,28 @@ FIX_RESTORE = (
 FIX_UPGRADE = "upgrade pm: this entry was written by a newer pm; nothing was changed"
 
 
+def touched_keys(patch: list[dict[str, Any]]) -> set[str] | None:
+    """The top-level metadata keys (and ``"body"``) a patch changes; None: the whole document."""
+    keys: set[str] = set()
+    for operation in patch:
+        for field in ("path", "from"):
+            pointer = operation.get(field)
+            if pointer is None:
+                continue
+            if not isinstance(pointer, str):
+                return None
+            parts = pointer.split("/", 3)
+            if len(parts) < 2 or parts[1] not in ("metadata", "front_matter", "body"):
+                return None
+            if parts[1] == "body":
+                keys.add("body")
+            elif len(parts) < 3:
+                return None
+            else:
+                keys.add(parts[2].replace("~1", "/").replace("~0", "~"))
+    return keys
+
+
 def verify_chain(entries: list[HistoryEntry], current: Mapping[str, Any] | None) -> ChainReport:
     """Check the hash chain, in each entry's epoch, and that it ends at ``current``.
 
@@ -525,18 +548,19 @@ def verify_chain(entries: list[HistoryEntry], current: Mapping[str, Any] | None)
     """
     problems: list[ChainProblem] = []
     document: dict[str, Any] = {"metadata": {}, "body": ""}
-    hashes: dict[int, str] = {}  # the current document's hash per epoch, computed once
+    hasher = DocumentHasher()
+    #: After an entry whose after_hash does not match, the chain carries on from
+    #: the recorded hash (so one bad entry is named once, not every entry after it).
+    assumed: str | None = None
 
-    def hash_of(epoch: int) -> str:
-        if epoch not in hashes:
-            if epoch in (1, 2) and (1 in hashes or 2 in hashes) and epochs_agree(document):
-                hashes[epoch] = hashes[1] if 1 in hashes else hashes[2]
-            else:
-                hashes[epoch] = item_hash(document, epoch)
-        return hashes[epoch]
+    def matches(epoch: int, recorded: str) -> bool:
+        if assumed is not None:
+            return recorded == assumed
+        return hasher.matches(document, recorded, epoch)
 
     authoritative: int | None = None
     verified: int | None = None
+    preferred: tuple[int, ...] = UNDECLARED_EPOCHS
     for number, entry in enumerate(entries, start=1):
         line = entry.line or number
         declared = entry.item_hash_version
@@ -556,8 +580,18 @@ def verify_chain(entries: list[HistoryEntry], current: Mapping[str, Any] | None)
         elif authoritative is not None:
             candidates = (authoritative,)
         else:
-            candidates = UNDECLARED_EPOCHS
-        before = [e for e in candidates if hash_of(e) == entry.before_hash]
+            candidates = preferred
+        # The epochs in which the state before matches, as the TypeScript pm collects
+        # them; epochs 1 and 2 agree unless linked tests reorder, so one match stands
+        # for both then.
+        before = next(([e] for e in candidates if matches(e, entry.before_hash)), [])
+        if before and before[0] in (1, 2):
+            agree = assumed is not None or epochs_agree(document)
+            before = [
+                e
+                for e in candidates
+                if e == before[0] or (e in (1, 2) and (agree or matches(e, entry.before_hash)))
+            ]
         if entry.before_hash and not before and entry.op != "create":
             problems.append(
                 ChainProblem(
@@ -574,27 +608,31 @@ def verify_chain(entries: list[HistoryEntry], current: Mapping[str, Any] | None)
                 ChainProblem(line, f"{entry.op} entry's patch does not apply: {exc}", FIX_RESTORE)
             )
             return ChainReport(False, len(entries), tuple(problems), verified)
-        hashes = {}
-        epoch = next((e for e in (before or candidates) if hash_of(e) == entry.after_hash), None)
-        if entry.after_hash and epoch is None:
-            problems.append(
-                ChainProblem(
-                    line, f"{entry.op} entry's after_hash does not match its replay", FIX_RESTORE
-                )
-            )
-            epoch = (before or candidates)[0]
+        hasher.changed(touched_keys(entry.patch))
+        assumed = None
+        tried = before or candidates
+        epoch = next((e for e in tried if matches(e, entry.after_hash)), None)
         if epoch is None:
-            epoch = (before or candidates)[0]
+            if entry.after_hash:
+                problems.append(
+                    ChainProblem(
+                        line,
+                        f"{entry.op} entry's after_hash does not match its replay",
+                        FIX_RESTORE,
+                    )
+                )
+                assumed = entry.after_hash
+            epoch = tried[0]
         verified = epoch
         if declared is not None:
             authoritative = epoch
-        if entry.after_hash and hash_of(epoch) != entry.after_hash:
-            # Carry on from the recorded state so one bad entry is named once.
-            hashes = {epoch: entry.after_hash}
+        elif epoch != preferred[0]:
+            # Undeclared entries of one stream share an epoch: try it first next time.
+            preferred = (epoch, *(e for e in UNDECLARED_EPOCHS if e != epoch))
     if current is not None and entries:
-        recorded = entries[-1].after_hash or hash_of(verified or CURRENT_EPOCH)
         epoch = verified if verified is not None else CURRENT_EPOCH
-        if item_hash(current, epoch) != recorded:
+        recorded = entries[-1].after_hash or hasher.hash(document, epoch)
+        if not DocumentHasher().matches(current, recorded, epoch):
             problems.append(
                 ChainProblem(
                     0,

@@ -17,7 +17,6 @@ from typing import Any
 
 from pm_core.tracker.model.clock import now_iso, parse_iso
 from pm_core.tracker.model.errors import ConflictError
-from pm_core.tracker.storage.scratch import create_scratch
 
 DEFAULT_TTL_SECONDS = 1800
 DEFAULT_WAIT_MS = 3000
@@ -144,7 +143,9 @@ def _acquire_file(
     # Write the record to a private file, then hard-link it into place: the link
     # either fails (held) or publishes a complete record, so no reader ever sees
     # an empty or half-written lock, even if this process is killed mid-way.
-    fd, tmp = create_scratch(path.parent, f".{path.name}.", ".new")
+    import tempfile  # lazy: reads never take a lock
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)

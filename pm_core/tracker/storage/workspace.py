@@ -35,8 +35,22 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "output": {"default_format": "toon"},
     "governance": {"require_close_reason": True, "ownership_enforcement": "none"},
     "claims": {"mode": "local", "remote": "origin", "lease_ttl_seconds": 7200},
-    "search": {"score_threshold": 0, "max_results": 50, "provider": "bm25"},
+    # The TypeScript pm's settings schema requires these keys (it falls back to
+    # its defaults, with a warning on every command, when one is missing).
+    "search": {
+        "score_threshold": 0,
+        "max_results": 50,
+        "provider": "bm25",
+        "embedding_model": "",
+        "embedding_batch_size": 32,
+        "scanner_max_batch_retries": 3,
+    },
     "extensions": {"enabled": [], "disabled": []},
+    "providers": {
+        "openai": {"base_url": "", "api_key": "", "model": ""},
+        "ollama": {"base_url": "", "model": ""},
+    },
+    "vector_store": {"qdrant": {"url": "", "api_key": ""}, "lancedb": {"path": ""}},
 }
 
 GITIGNORE_LINES = ("runtime/", "locks/")
@@ -115,6 +129,10 @@ class Schema(NamedTuple):
         """Statuses with the terminal role."""
         found = {s.name for s in self.statuses if "terminal" in s.roles}
         return frozenset(found) if found else TERMINAL_STATUSES
+
+    def status_with_role(self, role: str, default: str) -> str:
+        """The first status with ``role`` (``default_close``, ``default_cancel``, ...)."""
+        return next((s.name for s in self.statuses if role in s.roles), default)
 
     def folders(self) -> tuple[str, ...]:
         """Every item folder, built-in and custom."""

@@ -6,10 +6,10 @@ lists the files itself.
 
 from __future__ import annotations
 
-import _socket
 import contextlib
 import json
 import os
+import socket
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -58,9 +58,7 @@ def request(runtime: Path, message: dict[str, Any], timeout: float = TIMEOUT_S) 
     Raises :class:`OSError` (no watcher, refused, timed out) or
     :class:`ValueError` (an answer that is not a JSON object).
     """
-    # The C socket type, not socket.socket: every read of a large tracker comes
-    # here, and the socket module's import costs several milliseconds.
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with _address(runtime) as address, contextlib.closing(sock):
         sock.settimeout(timeout)
         sock.connect(address)
