@@ -92,6 +92,9 @@ class RequestContext:
     profile: str = "core"
     tool_allowlist: tuple[str, ...] | None = None
     workspace: Path | None = None
+    #: Commands the operator withheld (read-only mode, deny list): no tool and
+    #: no ``pm_run`` action reaches them.
+    withheld_commands: frozenset[str] = frozenset()
     #: Operator settings that change negotiation, e.g. ``{"skills": "open"}``
     #: from ``PM_MCP_SKILLS`` (serve the Final Skills text to undeclared clients).
     options: Mapping[str, str] = attrs.field(factory=dict)
@@ -131,6 +134,29 @@ class ParamSpec:
 
 
 @attrs.frozen(slots=True)
+class CommandEffects:
+    """What running a command does to the world, as MCP tool annotations state it.
+
+    ``read_only``: changes nothing (``readOnlyHint``). ``destructive``: may
+    overwrite or remove what is there, not only add (``destructiveHint``; only
+    meaningful for a write). ``idempotent``: the same call again has no further
+    effect (``idempotentHint``). ``open_world``: reaches beyond the tracker, by
+    running a process or talking to a remote (``openWorldHint``). A command that
+    declares none is treated as the MCP defaults say: a destructive, repeatable,
+    open-world write.
+    """
+
+    read_only: bool = False
+    destructive: bool = True
+    idempotent: bool = False
+    open_world: bool = True
+
+
+#: The MCP defaults: what an undeclared command is assumed to do.
+UNDECLARED_EFFECTS = CommandEffects()
+
+
+@attrs.frozen(slots=True)
 class CommandSpec:
     """A command: tier and capability family, and (for extensions) a handler.
 
@@ -147,6 +173,10 @@ class CommandSpec:
     handler: Callable[..., Any] | None = None
     examples: tuple[str, ...] = ()
     builtin: bool = False
+    #: A short human title (MCP ``title`` annotation); the name when empty.
+    title: str = ""
+    #: What the command does to the world; None means undeclared (MCP defaults).
+    effects: CommandEffects | None = None
 
 
 @attrs.frozen(slots=True)
@@ -212,6 +242,9 @@ class ToolDescriptor:
     accepts: tuple[str, ...] = ()
     #: ``ToolSpec.output_schema`` projected for the workspace (``None``: not declared).
     output_schema: Mapping[str, Any] | None = None
+    #: The backing command's title and effects (the tool's MCP annotations).
+    title: str = ""
+    effects: CommandEffects = UNDECLARED_EFFECTS
 
     def with_meta(self, meta: Mapping[str, Any]) -> ToolDescriptor:
         """A copy whose ``_meta`` merges ``meta`` over the current one."""
@@ -305,6 +338,8 @@ class PromptSpec:
     #: profile); when set, adapters use it so a prompt never names a tool the
     #: client cannot call.
     render_for: Callable[[Mapping[str, str], frozenset[str]], str] | None = None
+    #: Whether following the prompt changes the tracker (a read-only server says so).
+    mutates: bool = False
 
 
 @attrs.frozen(slots=True)

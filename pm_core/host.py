@@ -24,6 +24,7 @@ import pluggy
 from pm_core import hookspecs
 from pm_core.capabilities import tier_problem
 from pm_core.contracts import (
+    UNDECLARED_EFFECTS,
     CommandSpec,
     PromptSpec,
     ProtocolExtension,
@@ -367,6 +368,9 @@ class Host:
     ) -> list[ToolDescriptor]:
         """Every tool projected for the workspace (and, when given, the request)."""
         commands = self.commands()
+        reachable = commands
+        if request is not None and request.withheld_commands:
+            reachable = {n: c for n, c in commands.items() if n not in request.withheld_commands}
         out: list[ToolDescriptor] = []
         tools = self.tools()
         assert self._tools is not None  # filled by self.tools()
@@ -377,7 +381,7 @@ class Host:
             refine = spec.request_schema
             try:
                 schema = (
-                    refine(contracts, commands, request)
+                    refine(contracts, reachable, request)
                     if refine is not None and request is not None
                     else spec.input_schema(contracts)
                 )
@@ -401,6 +405,8 @@ class Host:
                     family=family,
                     accepts=tuple(spec.accepts(contracts)) if spec.accepts else (),
                     output_schema=output,
+                    title=(command.title if command else "") or spec.name,
+                    effects=(command.effects if command else None) or UNDECLARED_EFFECTS,
                 )
             )
         out.sort(key=lambda d: d.name)

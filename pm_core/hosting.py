@@ -96,8 +96,13 @@ def call_command(spec: CommandSpec, ctx: ToolContext, params: Mapping[str, Any])
             f"{spec.name} needs {', '.join(missing)}",
             hint=f"pass {', '.join(missing)} (see the command's help)",
         )
+    from pm_core.tracker.gate.execution import extension_call
+
     try:
-        return spec.handler(ctx, **call)
+        # The command-execution gate: under pm-mcp with commands off, the
+        # handler may start no process (pm_core.tracker.gate.execution).
+        with extension_call(spec.name):
+            return spec.handler(ctx, **call)
     except PmError:
         raise
     except Exception as exc:

@@ -21,6 +21,7 @@ from pm_plugins.progressive_discovery.errors import DiscoveryError
 
 from pm_core.contracts import (
     FAMILIES,
+    UNDECLARED_EFFECTS,
     CommandSpec,
     ToolContext,
     ToolDescriptor,
@@ -101,6 +102,8 @@ def extension_candidates(
                 tier=command.tier,
                 family=command.family,
                 meta={"via": RUN_TOOL, "action": command.name},
+                title=command.title or command.name,
+                effects=command.effects or UNDECLARED_EFFECTS,
             )
         )
     return out

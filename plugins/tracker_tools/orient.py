@@ -78,7 +78,14 @@ _NEXT_OPTIONS = ("limit", "parent", "ready_only", "include_decisions", "token_bu
 def next_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The recommended item with reasons, then ready, blocked and held rows."""
     options, warnings = a.known_options(a.bag(args), _NEXT_OPTIONS, "pm_next")
-    chosen = ctx.tracker.claim_next if a.flag(options, "claim") else ctx.tracker.next_items
+    claim = a.flag(options, "claim")
+    if claim and "claim" in ctx.request.withheld_commands:
+        # pm_next reads; its claim option writes, so it follows the claim command's gate.
+        raise UsageError(
+            "claim is withheld by the operator (read-only mode or PM_MCP_DENY)",
+            hint="call pm_next without claim",
+        )
+    chosen = ctx.tracker.claim_next if claim else ctx.tracker.next_items
     value = chosen(
         limit=a.integer(options, "limit", minimum=1) or 5,
         parent=a.text(options, "parent"),

@@ -242,6 +242,11 @@ def handle(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """Dispatch ``action`` to a built-in tool, an SDK call, or an extension command."""
     action = a.required_text(args, "action")
     visible = pm_run_actions(ctx.commands, profile_tier(ctx.request.profile))
+    if action in ctx.request.withheld_commands:
+        raise UsageError(
+            f"action {action!r} is withheld by the operator (read-only mode or PM_MCP_DENY)",
+            hint=f"valid actions: {', '.join(visible)}",
+        )
     if action not in visible:
         raise UsageError(
             f"unknown or unavailable action {action!r} for the {ctx.request.profile} profile",

@@ -153,7 +153,12 @@ def render_template(
 
 
 def _spec(
-    name: str, description: str, template: Template, arguments: tuple[PromptArgument, ...]
+    name: str,
+    description: str,
+    template: Template,
+    arguments: tuple[PromptArgument, ...],
+    *,
+    mutates: bool = False,
 ) -> PromptSpec:
     def render(args: Mapping[str, str]) -> str:
         return render_template(template, args, arguments, name)
@@ -167,6 +172,7 @@ def _spec(
         arguments=arguments,
         render=render,
         render_for=render_for,
+        mutates=mutates,
     )
 
 
@@ -187,6 +193,7 @@ def prompt_specs() -> list[PromptSpec]:
             "Check, claim and focus an item, then start work on it.",
             CLAIM_AND_START,
             (PromptArgument("id", "The item to start.", required=True),),
+            mutates=True,
         ),
         _spec(
             "record-evidence-and-close",
@@ -196,5 +203,6 @@ def prompt_specs() -> list[PromptSpec]:
                 PromptArgument("id", "The item to close.", required=True),
                 PromptArgument("evidence", "What proves the work is done.", required=True),
             ),
+            mutates=True,
         ),
     ]

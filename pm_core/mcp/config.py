@@ -19,6 +19,7 @@ from pm_core.contracts import (
     tier_includes,
 )
 from pm_core.host import Host
+from pm_core.operator import OperatorPolicy
 from pm_core.tracker.api import Tracker
 
 MODERN_VERSIONS = ("2026-07-28",)
@@ -67,6 +68,8 @@ class ServerConfig:
     tool_allowlist: tuple[str, ...] | None = None
     author: str | None = None
     env: Mapping[str, str] = attrs.field(factory=dict)
+    #: Read-only mode, deny list and the commands switch (docs/security.md).
+    operator: OperatorPolicy = attrs.field(factory=OperatorPolicy)
 
 
 def skills_mode(env: Mapping[str, str]) -> str:
@@ -106,6 +109,7 @@ def check_startup(host: Host, config: ServerConfig) -> None:
     tracker = Tracker(config.root, author=config.author, env=config.env)
     catalog = host.catalog(tracker.schema.contracts(), request=request)
     host.select_tools(catalog, request, "list")
+    config.operator.check(host.tools())
 
 
 def profile_tools(

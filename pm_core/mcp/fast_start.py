@@ -195,12 +195,21 @@ class FastStart:
         """The listed tools as the SDK path writes them for ``request``."""
         tracker = Tracker(self.config.root, author=self.config.author, env=self.config.env)
         catalog = self.host.catalog(tracker.schema.contracts(), request=request)
-        selected = self.host.select_tools(catalog, request, "list")
+        selected = self.config.operator.select(self.host.select_tools(catalog, request, "list"))
         tools = []
         for tool in self.host.decorate_tools(selected, request):
             wire: dict[str, Any] = {}
             if tool.meta:
                 wire["_meta"] = dict(tool.meta)
+            effects = tool.effects
+            hints = {
+                "destructiveHint": effects.destructive,
+                "idempotentHint": effects.idempotent,
+                "openWorldHint": effects.open_world,
+                "readOnlyHint": effects.read_only,
+                "title": tool.title or None,
+            }
+            wire["annotations"] = {k: v for k, v in hints.items() if v is not None}
             if tool.description is not None:
                 wire["description"] = tool.description
             wire["inputSchema"] = _schema(tool.input_schema, request.era)
@@ -208,6 +217,8 @@ class FastStart:
             schema = output_schema(tool.name, tool.output_schema)
             if schema is not None:
                 wire["outputSchema"] = _schema(schema, request.era)
+            if tool.title:
+                wire["title"] = tool.title
             tools.append(wire)
         return tools
 
@@ -224,6 +235,9 @@ class FastStart:
             tool_allowlist=self.config.tool_allowlist,
             workspace=self.config.root.parent.parent,
             options={"skills": skills_mode(self.config.env)},
+            withheld_commands=self.config.operator.commands_withheld(
+                self.host.commands(), {n: t.command for n, t in self.host.tools().items()}
+            ),
         )
 
     def modern_tools_result(self, listing: Mapping[str, Any]) -> dict[str, Any]:

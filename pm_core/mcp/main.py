@@ -58,6 +58,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="allow binding a non-loopback address (requires PM_MCP_TOKEN)",
     )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="list and serve only tools that change nothing (also PM_MCP_READ_ONLY=1)",
+    )
+    parser.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="allow running and linking commands (linked tests, extension processes; "
+        "also PM_MCP_ALLOW_COMMANDS=1); off by default",
+    )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser.parse_args(argv)
 
@@ -67,6 +78,7 @@ def server_config(args: argparse.Namespace, env: Mapping[str, str]) -> object:
     from pathlib import Path
 
     from pm_core.mcp.config import ServerConfig
+    from pm_core.operator import OperatorPolicy
     from pm_core.tracker.storage.workspace import find_root
 
     root = Path(args.path).resolve() if args.path else find_root(None, env)
@@ -79,8 +91,18 @@ def server_config(args: argparse.Namespace, env: Mapping[str, str]) -> object:
         if tools_env is not None
         else None
     )
+    operator = OperatorPolicy.from_env(
+        env,
+        read_only=bool(getattr(args, "read_only", False)),
+        allow_commands=bool(getattr(args, "allow_commands", False)),
+    )
     return ServerConfig(
-        root=root, profile=profile, tool_allowlist=allowlist, author=args.author, env=dict(env)
+        root=root,
+        profile=profile,
+        tool_allowlist=allowlist,
+        author=args.author,
+        env=dict(env),
+        operator=operator,
     )
 
 
@@ -103,7 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PluginLoadError as exc:
         print(f"pm-mcp: {exc}", file=sys.stderr)
         return 1
-    config = server_config(args, env)
+    try:
+        config = server_config(args, env)
+    except ConfigurationError as exc:
+        print(f"pm-mcp: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     assert isinstance(config, ServerConfig)
     try:
         check_startup(host, config)
@@ -113,6 +139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a broken workspace should not hide behind a traceback
         print(f"pm-mcp: cannot start: {exc}", file=sys.stderr)
         return 1
+    # Commands off: no thread of this process starts a program but pm's own.
+    from pm_core.tracker.gate.execution import set_process_policy
+
+    set_process_policy(config.operator.command_policy())
     if args.http is not None:
         from pm_core.mcp.http import serve_http
         from pm_core.mcp.server import PmMcp

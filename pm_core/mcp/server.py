@@ -46,6 +46,7 @@ from pm_core.mcp.config import profile_tools as _profile_tools
 from pm_core.mcp.config import skills_mode as skills_mode
 from pm_core.mcp.results import output_schema
 from pm_core.tracker.api import Tracker
+from pm_core.tracker.gate import execution
 from pm_core.tracker.model.errors import PmError, UsageError
 
 log = structlog.get_logger("pm.mcp")
@@ -68,6 +69,8 @@ class PmMcp:
         self.config = config
         self._skill_origins: list[SkillOrigin] | None = None
         self._max_response_bytes: int | None = None
+        self.command_policy = config.operator.command_policy()
+        self._withheld: frozenset[str] | None = None
         self._options: Mapping[str, str] | None = None
         self.changes = ChangeWatcher(config.root)
         self.server: Server[Any] = Server(
@@ -124,7 +127,24 @@ class PmMcp:
             tool_allowlist=self.config.tool_allowlist,
             workspace=self.config.root.parent.parent,
             options=self.options,
+            withheld_commands=self.withheld_commands,
         )
+
+    @property
+    def withheld_commands(self) -> frozenset[str]:
+        """Commands the operator's read-only mode or deny list keeps from every door."""
+        if self._withheld is None:
+            self._withheld = self.config.operator.commands_withheld(
+                self.host.commands(), {n: t.command for n, t in self.host.tools().items()}
+            )
+        return self._withheld
+
+    def select_tools(
+        self, request: RequestContext, tracker: Tracker, purpose: str
+    ) -> list[ToolDescriptor]:
+        """The profile's tools for ``purpose``, minus those the operator removed."""
+        selected = self.host.select_tools(self.catalog(request, tracker), request, purpose)
+        return self.config.operator.select(selected)
 
     @property
     def options(self) -> Mapping[str, str]:
@@ -184,7 +204,7 @@ class PmMcp:
 
         def build() -> list[ToolDescriptor]:
             tracker = self.tracker()
-            selected = self.host.select_tools(self.catalog(request, tracker), request, "list")
+            selected = self.select_tools(request, tracker, "list")
             return self.host.decorate_tools(selected, request)
 
         tools = await anyio.to_thread.run_sync(build)
@@ -211,13 +231,21 @@ class PmMcp:
         """
         try:
             tracker = self.tracker(args)
-            callable_tools = self.host.select_tools(self.catalog(request, tracker), request, "call")
+            callable_tools = self.select_tools(request, tracker, "call")
+            withheld = next(
+                (
+                    self.config.operator.withheld(t)
+                    for t in self.catalog(request, tracker)
+                    if t.name == name
+                ),
+                None,
+            )
         except PmError as exc:
             return error_result(exc.to_json(), pointer)
         by_name = {t.name: t for t in callable_tools}
         if name not in by_name:
             known = name in self.host.tools()
-            why = (
+            why = withheld or (
                 f"tool {name} is not enabled in the {request.profile} profile"
                 if known
                 else f"unknown tool {name}"
@@ -236,9 +264,14 @@ class PmMcp:
                 request=request,
                 author=tracker.author,
                 tools=tuple(callable_tools),
-                commands=self.host.commands(),
+                commands={
+                    n: c
+                    for n, c in self.host.commands().items()
+                    if n not in request.withheld_commands
+                },
             )
-            outcome = spec.handler(tool_ctx, args)
+            with execution.policy(self.command_policy):
+                outcome = spec.handler(tool_ctx, args)
         except PmError as exc:
             return error_result(exc.to_json(), pointer)
         except Exception as exc:
@@ -370,10 +403,11 @@ class PmMcp:
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
+        operator = self.config.operator
         prompts = [
             types.Prompt(
                 name=spec.name,
-                description=spec.description,
+                description=_with_note(spec.description, operator.prompt_note(spec.mutates)),
                 arguments=[
                     types.PromptArgument(
                         name=a.name, description=a.description, required=a.required
@@ -406,9 +440,11 @@ class PmMcp:
             )
         request = self.request_context(ctx)
         tools = self.profile_tools(request)
-        text = spec.render_for(args, tools) if spec.render_for else spec.render(args)
+        note = self.config.operator.prompt_note(spec.mutates)
+        rendered = spec.render_for(args, tools) if spec.render_for else spec.render(args)
+        text = _with_note(rendered, note, "\n\n")
         return types.GetPromptResult(
-            description=spec.description,
+            description=_with_note(spec.description, note),
             messages=[
                 types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
             ],
@@ -499,14 +535,28 @@ def _tracker_root(raw: str) -> Path:
 
 
 def wire_tool(tool: ToolDescriptor) -> types.Tool:
-    """A descriptor as the SDK's Tool model."""
+    """A descriptor as the SDK's Tool model, annotated from its command's effects."""
+    effects = tool.effects
     return types.Tool(
         name=tool.name,
+        title=tool.title or None,
         description=tool.description,
         input_schema=dict(tool.input_schema),
         output_schema=output_schema(tool.name, tool.output_schema),
+        annotations=types.ToolAnnotations(
+            title=tool.title or None,
+            read_only_hint=effects.read_only,
+            destructive_hint=effects.destructive,
+            idempotent_hint=effects.idempotent,
+            open_world_hint=effects.open_world,
+        ),
         _meta=dict(tool.meta) if tool.meta else None,
     )
+
+
+def _with_note(text: str, note: str | None, gap: str = " ") -> str:
+    """``text`` led by the operator's ``note`` (read-only mode), when there is one."""
+    return f"{note}{gap}{text}" if note else text
 
 
 def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[str]:

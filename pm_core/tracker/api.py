@@ -395,6 +395,13 @@ class Tracker:
             if key == "parent" and value:
                 value = self._require_target(str(value), allow_unresolved)
                 self._check_hierarchy(item.id, value)
+            if key == "tests" and value:
+                # Setting tests links commands: the same gate as ``test_add``.
+                from pm_core.tracker.gate.execution import check_linking
+
+                for test in value if isinstance(value, list) else [value]:
+                    command = test.get("command") if isinstance(test, Mapping) else test
+                    check_linking(str(command))
             item.set_field(key, value)
 
     def _require_target(self, raw: str, allow_unresolved: bool) -> str:

@@ -127,7 +127,9 @@ def collect_cases(root: Path) -> dict[str, ViewCase]:
         "operations": ("pm_test", {"id": ids["browser"], "run": True}, {"id": MISSING}),
     }
     cases: dict[str, ViewCase] = {}
-    with McpProcess(root, env={"PM_MCP_PROFILE": "standard", "PM_AUTHOR": "alice"}) as server:
+    # pm_test runs its linked commands: the operator turns command execution on.
+    env = {"PM_MCP_PROFILE": "standard", "PM_AUTHOR": "alice", "PM_MCP_ALLOW_COMMANDS": "1"}
+    with McpProcess(root, env=env) as server:
         server.initialize(extensions=DECLARED)
         for view, (tool, good, bad) in calls.items():
             result = _call(server, tool, good)

@@ -9,7 +9,10 @@ nesting, lines over the request cap, and bytes that are not JSON. The rules:
   a line that is not JSON gets one -32700, an over-long line one -32600;
 - stdout carries only JSON-RPC lines (the client fails on anything else);
 - the server stays alive, then exits 0 when stdin closes, and its stderr
-  holds no Python traceback.
+  holds no Python traceback;
+- with command execution off (the default), no sequence of calls runs a
+  process: ``pm_test``, ``pm_run`` and writes that set ``tests`` are fuzzed
+  too, with canary commands that would create a file, and none may appear.
 """
 
 from __future__ import annotations
@@ -58,8 +61,10 @@ METHODS = [
 ]
 #: Tool calls are most of the traffic; "" stands for a random method name.
 WEIGHTED_METHODS = ["tools/call"] * 16 + METHODS + [""] * 2
-#: Tools left out: pm_test runs shell commands, pm_run can reach it.
-UNSAFE_TOOLS = frozenset({"pm_test", "pm_run"})
+#: Tools that run or link commands: fuzzed with canary commands as well.
+COMMAND_TOOLS = frozenset({"pm_test", "pm_run"})
+#: The canary file a linked or added command would create if it ran.
+CANARY = "canary-ran"
 #: ``path`` points a call at another tracker root; tests/unit/test_path_safety.py covers it.
 SKIPPED_ARGUMENTS = frozenset({"path"})
 DEEP_MARK = "\x01deep\x01"
@@ -70,8 +75,14 @@ class Session:
     """A pm-mcp process plus the bookkeeping that checks every reply."""
 
     def __init__(
-        self, server: McpProcess, era: str, tools: dict[str, list[str]], items: list[str]
+        self,
+        server: McpProcess,
+        era: str,
+        tools: dict[str, list[str]],
+        items: list[str],
+        canary: Path,
     ) -> None:
+        self.canary = canary
         self.server = server
         self.era = era
         self.tools = tools
@@ -110,6 +121,9 @@ def session(
     tracker = Tracker(repo / ".agents" / "pm", author="fuzz", env={})
     tracker.init()
     items = [tracker.create({"title": title})["id"] for title in ("Alpha", "Beta")]
+    canary = repo.parent / CANARY
+    # Linked and approved on this clone: even so, nothing runs with the switch off.
+    tracker.test_add(items[0], canary_command(canary))
     server = McpProcess(
         repo,
         env={"PM_MCP_PROFILE": "full", "PM_MCP_MAX_REQUEST_BYTES": str(REQUEST_CAP)},
@@ -123,11 +137,12 @@ def session(
     tools = {
         t["name"]: sorted(set(t["inputSchema"].get("properties", {})) - SKIPPED_ARGUMENTS)
         for t in listed
-        if t["name"] not in UNSAFE_TOOLS
     }
-    session = Session(server, request.param, tools, items)
+    assert set(tools) >= COMMAND_TOOLS, sorted(tools)
+    session = Session(server, request.param, tools, items, canary)
     yield session
     code = server.close()
+    assert not canary.exists(), "a command ran through pm-mcp with command execution off"
     stderr = b"".join(server.stderr_lines).decode("utf-8", "replace")
     assert code == 0, stderr[-2000:]
     assert "Traceback" not in stderr, stderr[-4000:]
@@ -185,10 +200,44 @@ def arguments(draw: st.DrawFn, names: list[str], items: list[str]) -> Any:
     return args
 
 
+def canary_command(canary: Path) -> str:
+    """A shell command that leaves ``canary`` behind if it ever runs."""
+    return f"touch {canary}"
+
+
+@st.composite
+def command_call(draw: st.DrawFn, session: Session) -> dict[str, Any]:
+    """A call that would link or run a command: the gate must refuse each one."""
+    item = draw(st.sampled_from(session.items))
+    command = canary_command(session.canary)
+    tests = [{"command": command, "scope": "project", "timeout_seconds": 5}]
+    name, args = draw(
+        st.sampled_from(
+            [
+                ("pm_test", {"id": item, "run": True}),
+                ("pm_test", {"id": item, "add": command}),
+                ("pm_test", {"id": item, "add": f"{command}; true"}),
+                ("pm_run", {"action": "test", "id": item, "run": True}),
+                ("pm_run", {"action": "test", "args": [item], "run": True}),
+                ("pm_run", {"action": "test", "id": item, "add": command}),
+                ("pm_update", {"id": item, "options": {"tests": tests}}),
+                ("pm_create", {"options": {"title": "linked", "tests": tests}}),
+                (
+                    "pm_mutate",
+                    {"mutations": [{"op": "update", "id": item, "options": {"tests": tests}}]},
+                ),
+            ]
+        )
+    )
+    return {"name": name, "arguments": args}
+
+
 @st.composite
 def params_for(draw: st.DrawFn, method: str, session: Session) -> Any:
     """Params shaped for ``method`` (mostly), with hostile contents."""
     if method == "tools/call":
+        if draw(st.integers(0, 5)) == 0:
+            return draw(command_call(session))
         name = draw(st.sampled_from([*sorted(session.tools) * 4, ""]))
         name = name or draw(st.text(max_size=12))
         args = draw(arguments(session.tools.get(name, []), session.items))
@@ -342,6 +391,33 @@ def test_every_request_gets_exactly_one_json_rpc_reply_and_the_server_survives(
     line = data.draw(message(session))
     replies = exchange(session, line.text, line.rid)
     check(line.text, line.rid, replies, session)
+
+
+def test_no_sequence_of_calls_runs_a_command_with_the_switch_off(session: Session) -> None:
+    """Link by every door (add, update, create, mutate, pm_run), then run by every door."""
+    item = session.items[1]
+    command = canary_command(session.canary)
+    tests = [{"command": command, "scope": "project", "timeout_seconds": 5}]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("pm_test", {"id": item, "add": command}),
+        ("pm_update", {"id": item, "options": {"tests": tests}}),
+        ("pm_mutate", {"mutations": [{"op": "update", "id": item, "options": {"tests": tests}}]}),
+        ("pm_create", {"options": {"title": "linked", "tests": tests}}),
+        ("pm_run", {"action": "test", "id": item, "add": command}),
+        ("pm_test", {"id": session.items[0], "run": True}),
+        ("pm_run", {"action": "test", "id": session.items[0], "run": True}),
+    ]
+    for name, args in calls:
+        rid = f"gate-{next(session.ids)}"
+        params: dict[str, Any] = {"name": name, "arguments": args}
+        if session.era == "modern":
+            params["_meta"] = modern_meta()
+        line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+        [reply] = exchange(session, line, rid)
+        result = reply["result"]
+        assert result["isError"] is True, (name, result)
+        assert "PM_MCP_ALLOW_COMMANDS" in json.dumps(result), (name, result)
+    assert not session.canary.exists()
 
 
 def test_a_request_nested_ten_thousand_deep_is_refused_under_its_own_id(session: Session) -> None:

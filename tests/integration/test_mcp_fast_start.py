@@ -36,6 +36,7 @@ PROFILES: dict[str, dict[str, str]] = {
     "core": {},
     "standard": {"PM_MCP_PROFILE": "standard"},
     "full": {"PM_MCP_PROFILE": "full", "PM_MCP_SKILLS": "open"},
+    "read-only": {"PM_MCP_PROFILE": "standard", "PM_MCP_READ_ONLY": "1", "PM_MCP_DENY": "pm_get"},
     "custom": {"PM_MCP_PROFILE": "custom", "PM_MCP_TOOLS": "pm_get,pm_search,pm_claim"},
 }
 

@@ -37,6 +37,9 @@ COMMAND_RENAMES = {
 TOOL_VALUES = {"mutate": {"mutations"}, "deps": {"kind"}}
 #: How the CLI reads input a tool gets as a value: no tool key.
 CLI_ONLY = {"json_flag", "stdin", "body_file", "file", "text_arg"}
+#: Person-only switches: approving linked commands is for someone at this clone's
+#: terminal (docs/security.md), never for an MCP client, so ``pm_test`` has no key.
+PERSON_ONLY = {"test": {"approve", "all_items", "yes"}}
 #: Tool keys that select a click subcommand (``pm config get`` is ``configAction: get``).
 SUBCOMMAND_KEYS = {"configAction", "subcommand"}
 #: Still one-sided: command -> (CLI parameters without a tool key, tool keys without a CLI parameter).
@@ -56,7 +59,7 @@ def _click_params(command: click.Command, renames: dict[str, str]) -> set[str]:
     names: set[str] = set()
     for param in command.params:
         assert param.name is not None
-        if param.name in CLI_ONLY:
+        if param.name in CLI_ONLY or param.name in PERSON_ONLY.get(command.name or "", ()):
             continue
         names.add(renames.get(param.name, RENAMES.get(param.name, camel(param.name))))
     if isinstance(command, click.Group):

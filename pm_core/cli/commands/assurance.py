@@ -79,27 +79,57 @@ def cmd_health(state: CliState) -> None:
 
 
 @click.command("test")
-@click.argument("item_id")
-@click.option("--add", "add", metavar="COMMAND", help="Link a test command.")
+@click.argument("item_id", required=False)
+@click.option("--add", "add", metavar="COMMAND", help="Link a test command (approves it here).")
 @click.option("--remove", "remove", metavar="COMMAND|N", help="Unlink a test (command or number).")
 @click.option("--run", is_flag=True, help="Run the linked commands and record the results.")
+@click.option(
+    "--approve",
+    is_flag=True,
+    help="Show the linked commands this clone has not approved and approve them "
+    "(one prompt per command on a terminal).",
+)
+@click.option("--all", "all_items", is_flag=True, help="With --approve: every item's commands.")
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="With --approve: approve every command shown without prompting "
+    "(required when not on a terminal or when CI=true).",
+)
 @click.option("--timeout", type=float, metavar="SECONDS", help="Timeout per command.")
 @click.option("--note", help="Why this test matters (with --add).")
 @json_option
 @pass_state
 def cmd_test(
     state: CliState,
-    item_id: str,
+    item_id: str | None,
     add: str | None,
     remove: str | None,
     run: bool,
+    approve: bool,
+    all_items: bool,
+    yes: bool,
     timeout: float | None,
     note: str | None,
 ) -> None:
-    """List, link or unlink an item's tests; --run runs them (exit 1 when one fails)."""
+    """List, link or unlink an item's tests; --run runs them (exit 1 when one fails).
+
+    A linked command runs only when this clone approved its exact text:
+    linking it here with --add approves it; a command that arrived through git
+    (pull, merge, checkout) or a hand edit waits for --approve.
+    """
     tracker = state.tracker
-    if sum(bool(x) for x in (add, remove, run)) > 1:
-        raise UsageError("--add, --remove and --run go one at a time", hint="run them separately")
+    if sum(bool(x) for x in (add, remove, run, approve)) > 1:
+        raise UsageError(
+            "--add, --remove, --run and --approve go one at a time", hint="run them separately"
+        )
+    if (all_items or yes) and not approve:
+        raise UsageError("--all and --yes go with --approve", hint="pm test --approve --all")
+    if approve:
+        _approve(state, item_id, all_items=all_items, yes=yes)
+        return
+    if item_id is None:
+        raise UsageError("missing ITEM_ID", hint="pm test <id> [--add|--remove|--run]")
     if add:
         options: dict[str, Any] = {"note": note}
         if timeout is not None:
@@ -125,3 +155,59 @@ def cmd_test(
             )
     else:
         state.emit(tracker.test_list(item_id))
+
+
+def _interactive() -> bool:
+    """A person can answer prompts: both ends are terminals and this is not CI."""
+    import os
+    import sys
+
+    ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    return not ci and sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _approve(state: CliState, item_id: str | None, *, all_items: bool, yes: bool) -> None:
+    """Show each unapproved linked command, then approve it (prompted, or ``--yes``)."""
+    from pm_core.tracker.gate import approvals
+
+    tracker = state.tracker
+    if item_id is None and not all_items:
+        raise UsageError(
+            "--approve needs an item id or --all", hint="pm test <id> --approve, or --approve --all"
+        )
+    if item_id is not None and all_items:
+        raise UsageError("pass an item id or --all, not both")
+    pending = approvals.unapproved(tracker, None if all_items else [item_id or ""])
+    # One text linked to several items is one approval: show it once, with its items.
+    commands: dict[str, list[str]] = {}
+    for pending_row in pending:
+        commands.setdefault(pending_row["command"], []).append(pending_row["id"])
+    interactive = not yes and _interactive()
+    if commands and not yes and not interactive:
+        for command, ids in commands.items():
+            click.echo(f"not approved, linked by {', '.join(ids)}:\n    {command}", err=True)
+        raise UsageError(
+            f"{len(commands)} unapproved command(s); not approving without --yes when "
+            "not on a terminal (or when CI=true)",
+            hint="read them in details, then run again with --yes to approve them all",
+            details={"unapproved": [{"command": c, "ids": ids} for c, ids in commands.items()]},
+        )
+    repo = tracker.root.parent.parent
+    approved: list[dict[str, Any]] = []
+    declined: list[dict[str, Any]] = []
+    for command, ids in commands.items():
+        row: dict[str, Any] = {
+            "command": command,
+            "ids": ids,
+            "sha256": approvals.command_hash(command),
+        }
+        click.echo(f"linked by {', '.join(ids)}:\n    {command}", err=True)
+        if interactive and not click.confirm("approve this command?", default=False, err=True):
+            declined.append(row)
+            continue
+        approvals.approve(repo, command, via="pm test --approve")
+        approved.append(row)
+    state.emit(
+        {"approved": approved, "declined": declined, "store": str(approvals.store_dir(repo))},
+        kind="mutation",
+    )

@@ -82,17 +82,20 @@ class RemoteLeases:
         environ.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C"})
         environ.update(env or {})
         command = ["git", "-c", "gc.auto=0", "-c", "maintenance.auto=false", *args]
+        from pm_core.tracker.gate.execution import internal_process
+
         try:
-            return subprocess.run(
-                command,
-                cwd=self.repo_dir,
-                input=stdin,
-                capture_output=True,
-                text=True,
-                timeout=self.timeout,
-                env=environ,
-                check=False,
-            )
+            with internal_process():  # pm's own git plumbing, not a caller's command
+                return subprocess.run(
+                    command,
+                    cwd=self.repo_dir,
+                    input=stdin,
+                    capture_output=True,
+                    text=True,
+                    timeout=self.timeout,
+                    env=environ,
+                    check=False,
+                )
         except FileNotFoundError:
             raise PmError(
                 "git is not installed (claims.mode remote needs it)",

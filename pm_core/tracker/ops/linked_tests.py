@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pm_core.tracker.gate import execution
 from pm_core.tracker.model.clock import now_iso
 from pm_core.tracker.model.errors import NoEffectError, NotFoundError, UsageError
 from pm_core.tracker.model.item import Item
@@ -26,6 +27,7 @@ DEFAULT_TIMEOUT_SECONDS = 600
 OUTPUT_TAIL_CHARS = 2000
 #: Runs kept in the item file; older ones stay in history.
 KEEP_RUNS = 50
+APPROVE_HINT = "read it, then approve it: `pm test --approve --all` (each command is shown first)"
 
 
 def repo_root(tracker: Tracker) -> Path:
@@ -51,6 +53,7 @@ def test_add(
     if not text:
         raise UsageError("empty test command", hint='pass the command, e.g. "pytest tests/unit"')
     _check_timeout(timeout_seconds, "timeout_seconds")
+    allowed = execution.check_linking(text)
     count: dict[str, int] = {}
 
     def change(item: Item) -> None:
@@ -69,6 +72,7 @@ def test_add(
         count["tests"] = len(item.tests)
 
     receipt = tracker.edit(item_id, "tests_add", change)
+    execution.approve_linked(repo_root(tracker), text, allowed)
     receipt.update(count)
     return receipt
 
@@ -96,9 +100,14 @@ def test_list(tracker: Tracker, item_id: str) -> dict[str, Any]:
     last: dict[str, Mapping[str, Any]] = {}
     for run in item.test_runs:
         last[str(run.get("command"))] = run
+    from pm_core.tracker.gate.approvals import is_approved
+
+    repo = repo_root(tracker)
     tests = []
     for test in item.tests:
         row: dict[str, Any] = dict(test)
+        if test.get("command"):
+            row["approved"] = is_approved(repo, str(test["command"]))
         latest = last.get(str(test.get("command")))
         if latest is not None:
             row["last_run"] = {
@@ -145,12 +154,17 @@ def child_env(repo: Path, env: Mapping[str, str] | None = None) -> dict[str, str
 
 
 def run_command(command: str, cwd: Path, timeout: float) -> dict[str, Any]:
-    """Run one shell command with a timeout; the whole process group dies on timeout.
+    """Run one linked shell command with a timeout; the whole process group dies on timeout.
+
+    The command runs only when the policy in force allows it
+    (:func:`pm_core.tracker.gate.execution.check_linked`): by default, when this
+    clone approved its exact text.
 
     A new session is used so a command that spawns children (a shell running
     ``sleep``, a test runner with workers) cannot outlive its timeout and keep
     the output pipe open.
     """
+    execution.check_linked(cwd, [{"id": "", "command": command}], APPROVE_HINT)
     started_at = now_iso()
     start = time.monotonic()
     process = subprocess.Popen(
@@ -203,6 +217,11 @@ def test_run(
             warning="noop_no_linked_tests",
         )
     cwd = repo_root(tracker)
+    execution.check_linked(
+        cwd,
+        [{"id": item.id, "command": str(t["command"])} for t in commands],
+        f"read them, then approve: `pm test {item.id} --approve` (each command is shown first)",
+    )
     runs = []
     for test in commands:
         limit = timeout_seconds or float(test.get("timeout_seconds") or DEFAULT_TIMEOUT_SECONDS)

@@ -611,6 +611,19 @@ def health(tracker: Tracker) -> dict[str, Any]:
         add("items", problems, "pm validate --check parse names each file and its fix", counts)
     except PmError as exc:
         add("items", [exc.message], exc.hint or "fix the workspace first")
+    from pm_core.tracker.gate.approvals import unapproved
+
+    try:
+        waiting = unapproved(tracker)
+    except PmError:
+        waiting = []  # unreadable items are the "items" check's finding
+    add(
+        "approved_commands",
+        [f"{row['id']}: {row['command']!r} is not approved on this clone" for row in waiting],
+        "read each command, then `pm test --approve --all` (it shows each one first); "
+        "until then `pm test --run` refuses them",
+        {"unapproved": len(waiting)},
+    )
     return {
         "ok": not remedies,
         "checks": checks,

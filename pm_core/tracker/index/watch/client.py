@@ -130,6 +130,8 @@ def spawn(root: Path, idle_seconds: float) -> bool:
     """
     import subprocess
 
+    from pm_core.tracker.gate.execution import internal_process
+
     runtime = root / "runtime"
     if lock_held(runtime):
         return False
@@ -141,7 +143,10 @@ def spawn(root: Path, idle_seconds: float) -> bool:
         # runtime/ sits in the user's checkout: never follow a link planted there.
         os.close(os.open(marker, _CREATE | os.O_TRUNC, 0o600))
         os.utime(marker)
-        with os.fdopen(os.open(runtime / LOG, _CREATE | os.O_APPEND, 0o600), "ab") as log:
+        with (
+            os.fdopen(os.open(runtime / LOG, _CREATE | os.O_APPEND, 0o600), "ab") as log,
+            internal_process(),  # pm's own index watcher, not a caller's command
+        ):
             proc = subprocess.Popen(
                 [
                     "/bin/sh",
