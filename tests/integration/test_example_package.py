@@ -348,7 +348,7 @@ def test_core_profile_lists_pm_run_with_standup_and_runs_it(
         called = server.request(
             "tools/call", {"name": "pm_run", "arguments": {"action": "standup"}}
         )["result"]
-        assert called["isError"] is False
+        assert called["isError"] is False, called
         report = called["structuredContent"]["result"]
         assert [r["id"] for r in report["done"]] == [worked["shipped"]]
 

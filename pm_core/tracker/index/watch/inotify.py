@@ -6,7 +6,6 @@ Where inotify is missing, :func:`inotify_available` is false and callers do with
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import struct
@@ -85,7 +84,9 @@ def _libc() -> Any:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # The process's own symbols (libc is always loaded): no ldconfig subprocess, which
+        # ctypes.util.find_library would start (and the command gate would refuse).
+        libc = ctypes.CDLL(None, use_errno=True)
         init1 = libc.inotify_init1
         add = libc.inotify_add_watch
         rm = libc.inotify_rm_watch
