@@ -110,16 +110,21 @@ def _sdk() -> ModuleType:
     return apps
 
 
+#: The MCP Apps extension identifier; equal to the SDK's ``EXTENSION_ID``
+#: (a test pins it), spelled here so listing tools does not import the SDK.
+EXTENSION_ID = "io.modelcontextprotocol/ui"
+#: The MIME type of a ``ui://`` document; equal to the SDK's ``APP_MIME_TYPE``.
+APP_MIME_TYPE = "text/html;profile=mcp-app"
+
+
 def extension_id() -> str:
-    """The MCP Apps extension identifier, as the SDK spells it."""
-    value: str = _sdk().EXTENSION_ID
-    return value
+    """The MCP Apps extension identifier (the SDK's spelling)."""
+    return EXTENSION_ID
 
 
 def app_mime_type() -> str:
-    """The MIME type of a ``ui://`` document, as the SDK spells it."""
-    value: str = _sdk().APP_MIME_TYPE
-    return value
+    """The MIME type of a ``ui://`` document (the SDK's spelling)."""
+    return APP_MIME_TYPE
 
 
 def server_settings() -> dict[str, Any]:

@@ -77,7 +77,7 @@ def server_config(args: argparse.Namespace, env: Mapping[str, str]) -> object:
     """The ServerConfig from options and environment."""
     from pathlib import Path
 
-    from pm_core.mcp.server import ServerConfig
+    from pm_core.mcp.config import ServerConfig
     from pm_core.operator import OperatorPolicy
     from pm_core.tracker.storage.workspace import find_root
 
@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(env)
     from pm_core.contracts import ConfigurationError
     from pm_core.host import PluginLoadError, build_host
-    from pm_core.mcp.server import PmMcp, ServerConfig
+    from pm_core.mcp.config import ServerConfig, check_startup
 
     try:
         host = build_host(env)
@@ -131,9 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pm-mcp: {exc}", file=sys.stderr)
         return EXIT_USAGE
     assert isinstance(config, ServerConfig)
-    app = PmMcp(host, config)
     try:
-        app.check_startup()
+        check_startup(host, config)
     except ConfigurationError as exc:
         print(f"pm-mcp: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -143,26 +142,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Commands off: no thread of this process starts a program but pm's own.
     from pm_core.tracker.gate.execution import set_process_policy
 
-    set_process_policy(app.command_policy)
+    set_process_policy(config.operator.command_policy())
     if args.http is not None:
         from pm_core.mcp.http import serve_http
+        from pm_core.mcp.server import PmMcp
 
-        return serve_http(app, args.http, allow_remote=args.allow_remote, env=env)
-    return serve_stdio(app)
+        return serve_http(PmMcp(host, config), args.http, allow_remote=args.allow_remote, env=env)
+    return serve_stdio(host, config)
 
 
-def serve_stdio(app: object) -> int:
-    """Serve one stdio connection until end of input."""
+def serve_stdio(host: object, config: object) -> int:
+    """Serve one stdio connection until end of input.
+
+    The fast start (:mod:`pm_core.mcp.fast_start`) answers the handshake and
+    the first ``tools/list`` before the SDK is imported, then hands over.
+    """
+    from pm_core.host import Host
+    from pm_core.mcp import fast_start
+    from pm_core.mcp.config import ServerConfig, byte_limit
+    from pm_core.mcp.stdio import DEFAULT_MAX_LINE_BYTES, StdioPipes
+
+    assert isinstance(host, Host) and isinstance(config, ServerConfig)
+    limit = byte_limit(config.env, "PM_MCP_MAX_REQUEST_BYTES", DEFAULT_MAX_LINE_BYTES)
+    pipes = StdioPipes(limit)
+    replay: fast_start.Replay = []
+    if fast_start.enabled(config.env):
+        try:
+            replay = fast_start.FastStart(host, config, pipes).run()
+        except KeyboardInterrupt:
+            return 0
+    drop = frozenset((fast_start.REPLAY_INITIALIZE, fast_start.REPLAY_TOOLS_LIST))
+
     import anyio
 
-    from pm_core.mcp.server import PmMcp, byte_limit
-    from pm_core.mcp.stdio import DEFAULT_MAX_LINE_BYTES, stdio_transport
+    from pm_core.mcp.server import PmMcp
+    from pm_core.mcp.stdio import stdio_transport
 
-    assert isinstance(app, PmMcp)
-    limit = byte_limit(app.config.env, "PM_MCP_MAX_REQUEST_BYTES", DEFAULT_MAX_LINE_BYTES)
+    app = PmMcp(host, config)
 
     async def run() -> None:
-        async with stdio_transport(limit) as (read, write):
+        async with stdio_transport(limit, pipes=pipes, replay=replay, drop=drop) as (read, write):
             await app.server.run(read, write, app.server.create_initialization_options())
 
     try:

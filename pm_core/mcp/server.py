@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import attrs
 import mcp.types as types
 import structlog
 from mcp import MCPError
@@ -23,7 +22,6 @@ from pydantic import ValidationError
 
 from pm_core import __version__
 from pm_core.contracts import (
-    ConfigurationError,
     Era,
     ProtocolError,
     RequestContext,
@@ -35,66 +33,32 @@ from pm_core.contracts import (
 )
 from pm_core.host import Host
 from pm_core.mcp.changes import ChangeWatcher, subscribable
+from pm_core.mcp.config import DEFAULT_MAX_RESPONSE_BYTES as DEFAULT_MAX_RESPONSE_BYTES
+from pm_core.mcp.config import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
+from pm_core.mcp.config import INSTRUCTIONS as INSTRUCTIONS
+from pm_core.mcp.config import MODERN_VERSIONS as MODERN_VERSIONS
+from pm_core.mcp.config import SKILLS_MODES as SKILLS_MODES
+from pm_core.mcp.config import ServerConfig as ServerConfig
+from pm_core.mcp.config import byte_limit as byte_limit
+from pm_core.mcp.config import check_startup as _check_startup
+from pm_core.mcp.config import instructions_for as instructions_for
+from pm_core.mcp.config import profile_tools as _profile_tools
+from pm_core.mcp.config import skills_mode as skills_mode
 from pm_core.mcp.results import output_schema
-from pm_core.operator import OperatorPolicy
 from pm_core.tracker.api import Tracker
 from pm_core.tracker.gate import execution
 from pm_core.tracker.model.errors import PmError, UsageError
 
 log = structlog.get_logger("pm.mcp")
 
-MODERN_VERSIONS = ("2026-07-28",)
-HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18")
 #: Tool-level usage errors (unselected tool, bad discovery input) carry this code.
 USAGE_CODE = 64
 #: Resource not found: -32602 since SEP-2164 (-32002 is retired and never reused).
 RESOURCE_NOT_FOUND = -32602
-#: Tool results bigger than this on the wire become an error asking to narrow the call.
-DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 POINTER_TEXT = (
     "The canonical result is structuredContent.result (negotiated "
     "progressive discovery); this text carries no other data."
 )
-INSTRUCTIONS = (
-    "pm is this repository's project tracker. Start with pm_context or pm_next, "
-    "claim before you work (pm_claim), record evidence (pm_comments, pm_files, "
-    "pm_test) and close with a reason (pm_close)."
-)
-
-
-def instructions_for(tools: frozenset[str]) -> str:
-    """The server instructions, naming only tools in ``tools`` (the profile's)."""
-
-    def some(names: tuple[str, ...]) -> list[str]:
-        return [n for n in names if n in tools]
-
-    parts = ["pm is this repository's project tracker."]
-    start = some(("pm_context", "pm_next"))
-    if start:
-        parts.append(f"Start with {' or '.join(start)}.")
-    if "pm_claim" in tools:
-        parts.append("Claim before you work (pm_claim).")
-    evidence = some(("pm_comments", "pm_files", "pm_test"))
-    if evidence:
-        parts.append(f"Record evidence ({', '.join(evidence)}).")
-    elif "pm_update" in tools:
-        parts.append("Record evidence in the item (pm_update).")
-    if "pm_close" in tools:
-        parts.append("Close with a reason (pm_close).")
-    return " ".join(parts)
-
-
-@attrs.define(slots=True)
-class ServerConfig:
-    """What ``pm-mcp`` was started with."""
-
-    root: Path
-    profile: str = "core"
-    tool_allowlist: tuple[str, ...] | None = None
-    author: str | None = None
-    env: Mapping[str, str] = attrs.field(factory=dict)
-    #: Read-only mode, deny list and the commands switch (docs/security.md).
-    operator: OperatorPolicy = attrs.field(factory=OperatorPolicy)
 
 
 class PmMcp:
@@ -134,29 +98,8 @@ class PmMcp:
         self.server.middleware.append(self._advertise_extensions)
 
     def profile_tools(self, request: RequestContext | None = None) -> frozenset[str]:
-        """The tool names a client at the server's profile (or ``request``'s) can call.
-
-        Read from the tools' backing commands and tiers (no workspace needed),
-        then narrowed by the profile plugins as ``tools/call`` is.
-        """
-        from pm_core.contracts import ToolDescriptor, profile_tier, tier_includes
-
-        request = request or RequestContext(
-            profile=self.config.profile, tool_allowlist=self.config.tool_allowlist
-        )
-        commands = self.host.commands()
-        light = []
-        for name, spec in self.host.tools().items():
-            command = commands.get(spec.command)
-            tier = command.tier if command else "full"
-            family = command.family if command else spec.family
-            light.append(ToolDescriptor(name, "", {}, spec.command, tier, family))
-        try:
-            chosen = self.host.select_tools(light, request, "call")
-        except Exception:  # a configuration error is reported by check_startup
-            top = profile_tier(request.profile)
-            chosen = [t for t in light if tier_includes(top, t.tier)]
-        return frozenset(t.name for t in chosen)
+        """The tool names a client at the server's profile (or ``request``'s) can call."""
+        return _profile_tools(self.host, self.config, request)
 
     def instructions(self) -> str:
         """The server instructions for this server's profile."""
@@ -250,13 +193,7 @@ class PmMcp:
         """Validate the profile configuration and limits (raises ConfigurationError)."""
         _ = self.max_response_bytes
         _ = self.options
-        byte_limit(self.config.env, "PM_MCP_MAX_REQUEST_BYTES", 1)  # only checked here
-        request = RequestContext(
-            profile=self.config.profile, tool_allowlist=self.config.tool_allowlist
-        )
-        tracker = self.tracker()
-        self.host.select_tools(self.catalog(request, tracker), request, "list")
-        self.config.operator.check(self.host.tools())
+        _check_startup(self.host, self.config)
 
     # ------------------------------------------------------------ tools
 
@@ -634,40 +571,6 @@ def undeclared_arguments(tool: ToolDescriptor, args: Mapping[str, Any]) -> list[
 
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-#: ``PM_MCP_SKILLS``: ``negotiated`` serves skills only to clients that declare
-#: the extension; ``open`` also serves clients that declare nothing, per the
-#: Final Skills text (see docs/skills.md).
-SKILLS_MODES = ("negotiated", "open")
-
-
-def skills_mode(env: Mapping[str, str]) -> str:
-    """``PM_MCP_SKILLS`` checked against :data:`SKILLS_MODES` (blank: ``negotiated``)."""
-    raw = env.get("PM_MCP_SKILLS", "").strip().lower()
-    if not raw:
-        return "negotiated"
-    if raw not in SKILLS_MODES:
-        raise ConfigurationError(
-            f"PM_MCP_SKILLS must be one of {', '.join(SKILLS_MODES)}, got {raw!r}"
-        )
-    return raw
-
-
-def byte_limit(
-    env: Mapping[str, str], name: str, default: int, *, unit: str = "number of bytes"
-) -> int:
-    """A positive count from ``env[name]`` (``default`` when unset or blank)."""
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ConfigurationError(f"{name} must be a positive {unit}, got {raw!r}")
-    return value
 
 
 def _wire_bytes(texts: Sequence[str], structured: Mapping[str, Any]) -> int:

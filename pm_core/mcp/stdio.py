@@ -2,6 +2,8 @@
 
 Unlike the SDK's, it answers malformed and oversized lines with JSON-RPC errors,
 answers pending requests at end of input, and points fd 1 at stderr while serving.
+The SDK is imported inside :func:`stdio_transport`, so the fast start can read
+and write the same pipes before it is loaded.
 """
 
 from __future__ import annotations
@@ -11,15 +13,9 @@ import os
 import re
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, BinaryIO
-
-import anyio
-import anyio.abc
-import mcp_types
-from mcp.shared._context_streams import create_context_streams
-from mcp.shared.message import SessionMessage
 
 DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024
 DRAIN_SECONDS = 30.0
@@ -98,7 +94,7 @@ class _Wire:
             self.out.flush()
 
 
-def _read_lines(stream: BinaryIO, limit: int) -> Any:
+def read_lines(stream: BinaryIO, limit: int) -> Iterator[tuple[bytes, bool]]:
     """Yield (line, too_long) pairs; an over-long line is skipped to its newline."""
     while True:
         line = stream.readline(limit + 1)
@@ -114,16 +110,43 @@ def _read_lines(stream: BinaryIO, limit: int) -> Any:
         yield line, False
 
 
+class StdioPipes:
+    """This process's stdin and a private stdout, opened once per connection.
+
+    Opening points fd 1 at stderr, so stray prints never corrupt the protocol
+    stream; frames go to :attr:`wire`, and lines are read from :attr:`lines`.
+    """
+
+    def __init__(self, max_line_bytes: int) -> None:
+        wire_fd = os.dup(1)
+        os.dup2(2, 1)  # stray prints now go to stderr
+        sys.stdout = os.fdopen(os.dup(2), "w", buffering=1)
+        self.wire = _Wire(os.fdopen(wire_fd, "wb", buffering=0))
+        self.lines = read_lines(os.fdopen(os.dup(0), "rb"), max_line_bytes)
+
+
 @asynccontextmanager
 async def stdio_transport(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    *,
+    pipes: StdioPipes | None = None,
+    replay: Sequence[tuple[bytes, bool]] = (),
+    drop: frozenset[Any] = frozenset(),
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """Streams for ``Server.run`` over this process's stdin and stdout."""
-    wire_fd = os.dup(1)
-    os.dup2(2, 1)  # stray prints now go to stderr
-    sys.stdout = os.fdopen(os.dup(2), "w", buffering=1)
-    wire = _Wire(os.fdopen(wire_fd, "wb", buffering=0))
-    stdin_buffered: BinaryIO = os.fdopen(os.dup(0), "rb")
+    """Streams for ``Server.run`` over this process's stdin and stdout.
+
+    ``replay`` lines are read before stdin (what the fast start already read);
+    answers to the request ids in ``drop`` are not written (the fast start
+    already answered them).
+    """
+    import anyio
+    import mcp_types
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared.message import SessionMessage
+
+    if pipes is None:
+        pipes = StdioPipes(max_line_bytes)
+    wire = pipes.wire
 
     read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
     write_stream, write_reader = create_context_streams[SessionMessage](0)
@@ -138,11 +161,15 @@ async def stdio_transport(
     async def reader() -> None:
         nonlocal eof
         async with read_writer:
-            lines = _read_lines(stdin_buffered, max_line_bytes)
+            lines = pipes.lines
+            queued = list(replay)
             while True:
-                item = await anyio.to_thread.run_sync(
-                    lambda: next(lines, None), abandon_on_cancel=True
-                )
+                if queued:
+                    item: tuple[bytes, bool] | None = queued.pop(0)
+                else:
+                    item = await anyio.to_thread.run_sync(
+                        lambda: next(lines, None), abandon_on_cancel=True
+                    )
                 if item is None:
                     break
                 line, too_long = item
@@ -194,9 +221,17 @@ async def stdio_transport(
         async with write_reader:
             async for session_message in write_reader:
                 message = session_message.message
+                root = getattr(message, "root", message)
+                if (
+                    drop
+                    and getattr(root, "method", None) is None
+                    and getattr(root, "id", None) in drop
+                ):
+                    pending.discard(getattr(root, "id", None))  # already answered by the fast start
+                    settle()
+                    continue
                 data = message.model_dump_json(by_alias=True, exclude_unset=True)
                 await anyio.to_thread.run_sync(wire.write, (data + "\n").encode("utf-8"))
-                root = getattr(message, "root", message)
                 if getattr(root, "method", None) is None:
                     pending.discard(getattr(root, "id", None))  # responses and errors
                     settle()

@@ -9,6 +9,8 @@ Paths measured, alternating in every round so load drifts hit all alike:
 
 - ``py stdio init``: initialize, notifications/initialized, tools/list;
 - ``py stdio 2026``: one 2026-07-28 tools/list (no handshake);
+- ``py sdk init`` / ``py sdk 2026``: the same with ``PM_MCP_FAST_START=0``
+  (every message through the MCP SDK, as before the fast start);
 - ``py http init`` / ``py http 2026``: ``pm-mcp --http 127.0.0.1:0``, timed from
   spawn to the tools/list answer (the listen line is waited for, as a client must);
 - ``ts stdio init``: the TypeScript ``pm-mcp`` (stdio only; it has no HTTP
@@ -78,11 +80,19 @@ def _read_answer(proc: subprocess.Popen[bytes], rid: int) -> dict[str, object]:
             return dict(message)
 
 
-def stdio(command: list[str], cwd: Path, modern: bool) -> float:
+def stdio(command: list[str], cwd: Path, modern: bool, fast: bool = True) -> float:
     """Seconds from spawn to the tools/list answer over stdio."""
+    env = dict(os.environ)
+    if not fast:
+        env["PM_MCP_FAST_START"] = "0"
     start = time.perf_counter()
     proc = subprocess.Popen(
-        command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     assert proc.stdin is not None
     try:
@@ -216,6 +226,8 @@ def main() -> int:
     paths: dict[str, Callable[[Path], float]] = {
         "py stdio init": lambda repo: stdio(py, repo, False),
         "py stdio 2026": lambda repo: stdio(py, repo, True),
+        "py sdk init": lambda repo: stdio(py, repo, False, fast=False),
+        "py sdk 2026": lambda repo: stdio(py, repo, True, fast=False),
         "py http init": lambda repo: http_path(py, repo, False),
         "py http 2026": lambda repo: http_path(py, repo, True),
     }
