@@ -54,18 +54,12 @@ def _finish(state: CliState, envelope: dict[str, Any]) -> None:
     code = int(envelope.get("exit_code") or 0)
     if code:
         # The effect envelope is on stdout; stderr says in one line why the exit is not 0.
-        import sys
+        from pm_core.cli.failure import fail
 
         matched = envelope.get("matched_count", 0)
         changed = envelope.get("updated_count", 0)
         reason = "nothing matched" if not matched else f"{changed} of {matched} items changed"
-        message = f"{envelope.get('outcome')}: {reason}"
-        if state.json:
-            import json
-
-            sys.stderr.write(json.dumps({"error": message, "code": code}) + "\n")
-        else:
-            sys.stderr.write(f"error: {message}\n")
+        fail(f"{envelope.get('outcome')}: {reason}", None, code, state.json)
         raise click.exceptions.Exit(code)
 
 
