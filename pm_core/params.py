@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-Kind = Literal["text", "int", "float", "flag"]
+Kind = Literal["text", "int", "float", "flag", "json"]
 Role = Literal["filter", "field", "switch", "io"]
 
 #: Allowed-value sources: the workspace schema's lists, and the priority scale.
@@ -36,6 +36,10 @@ _JSON_TYPES: Mapping[str, str] = {
     "int": "integer",
     "float": "number",
     "flag": "boolean",
+}
+#: A ``json`` value: the CLI reads it as JSON text, a tool takes any JSON value.
+_ANY_JSON: dict[str, Any] = {
+    "anyOf": [{"type": t} for t in ("object", "array", "string", "number", "boolean", "null")]
 }
 
 
@@ -62,6 +66,7 @@ class Opt:
         "role",
         "show_default",
         "tool",
+        "tool_minimum",
     )
 
     def __init__(
@@ -79,6 +84,7 @@ class Opt:
         role: Role = "switch",
         tool: str | None = "",
         compact: bool = True,
+        tool_minimum: int | None = None,
     ) -> None:
         self.decls = decls
         self.dest = dest
@@ -96,6 +102,9 @@ class Opt:
         self.tool: str | None = None if role == "io" else (tool or camel(dest))
         #: Listed in the compact (core and standard) tool schemas.
         self.compact = compact
+        #: A lower bound the SDK checks for both doors (the CLI then gives the
+        #: SDK's message, not click's); the tool schema states it.
+        self.tool_minimum = tool_minimum
 
     @property
     def takes_value(self) -> bool:
@@ -204,6 +213,9 @@ def json_schema(param: Param, workspace: Mapping[str, Iterable[str]]) -> dict[st
     if param.choices == "priorities":
         # anyOf, not a type array: portable to single-type dialects (Inspector --strict).
         one: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    elif isinstance(param, Opt) and param.kind == "json":
+        # Any JSON value, spelled out: an empty schema is untyped (Inspector --strict).
+        one = {"anyOf": [dict(t) for t in _ANY_JSON["anyOf"]]}
     else:
         kind = "text" if isinstance(param, Arg) else param.kind
         one = {"type": _JSON_TYPES[kind]}
@@ -211,8 +223,8 @@ def json_schema(param: Param, workspace: Mapping[str, Iterable[str]]) -> dict[st
         if values:
             one["enum"] = values
     if isinstance(param, Opt):
-        if param.minimum is not None:
-            one["minimum"] = param.minimum
+        if param.minimum is not None or param.tool_minimum is not None:
+            one["minimum"] = param.minimum if param.minimum is not None else param.tool_minimum
         if param.multiple:
             return {"type": "array", "items": one}
     return one
@@ -291,6 +303,8 @@ def _convert(param: Param, raw: Any) -> Any:
         if param.multiple:
             return ()
         return False if param.kind == "flag" else param.default
+    if param.kind == "json":
+        return raw  # any JSON value, as the tool was given it
     if param.kind == "flag":
         if isinstance(raw, bool):
             return raw
@@ -351,7 +365,7 @@ def describe(
             entry = {
                 "name": param.dest.rstrip("_"),
                 "cli": ", ".join(param.decls),
-                "type": _JSON_TYPES[param.kind],
+                "type": _JSON_TYPES.get(param.kind, "any"),
                 "repeatable": param.multiple,
             }
             if param.default not in (None, False, ()):

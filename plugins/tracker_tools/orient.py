@@ -7,13 +7,15 @@ analyses live in the SDK; a handler only checks arguments and calls it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pm_plugins.tracker_tools import args as a
+from pm_plugins.tracker_tools import declared as d
 from pm_plugins.tracker_tools import schema as s
 
 from pm_core.contracts import ToolContext, WorkspaceContracts
+from pm_core.params import tool_keys
 from pm_core.tracker.model.errors import UsageError
 
 Schema = dict[str, Any]
@@ -25,75 +27,45 @@ _EVENTS_MAX = 1000
 # ------------------------------------------------------------------ pm_context / pm_next
 
 
-def context_schema(_c: WorkspaceContracts) -> Schema:
-    """``{options: {depth, limit, parent, section, tokenBudget}}``."""
-    from pm_core.tracker.query.ranking import DEPTHS
-    from pm_core.tracker.query.sections import ALL_SECTIONS
+def _options_schema(command: str) -> Callable[[WorkspaceContracts], Schema]:
+    def schema(c: WorkspaceContracts) -> Schema:
+        return s.tool({"options": s.obj(d.properties(command, c, compact=False))})
 
-    options = s.obj(
-        {
-            "depth": s.choice(DEPTHS),
-            "limit": s.integer(1),
-            "parent": s.item_id(),
-            "section": s.choice(ALL_SECTIONS),
-            "tokenBudget": s.integer(64),
-        }
-    )
-    return s.tool({"options": options})
+    schema.__doc__ = f"``{{options: {{...every pm {command} option}}}}``."
+    return schema
+
+
+def _declared_options(command: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``command``'s declared values from the ``options`` object, and warnings for unknown keys."""
+    known = [a.snake(key) for key in tool_keys(d.params(command))]
+    options, warnings = a.known_options(a.bag(args), known, f"pm_{command}")
+    return d.values(command, options), warnings
+
+
+context_schema = _options_schema("context")
+next_schema = _options_schema("next")
 
 
 def context_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """The ranked working context."""
-    options, warnings = a.known_options(
-        a.bag(args), ("depth", "limit", "parent", "section", "token_budget"), "pm_context"
-    )
-    value = ctx.tracker.context(
-        depth=a.text(options, "depth") or "brief",
-        limit=a.integer(options, "limit", minimum=1) or 10,
-        parent=a.text(options, "parent"),
-        section=a.text(options, "section"),
-        token_budget=a.integer(options, "token_budget"),
-    )
-    return a.result(value, warnings)
+    """The ranked working context (every ``pm context`` option)."""
+    from pm_core.commands.work import context
 
-
-def next_schema(_c: WorkspaceContracts) -> Schema:
-    """``{options: {limit, parent, readyOnly, includeDecisions, tokenBudget}}``."""
-    options = s.obj(
-        {
-            "limit": s.integer(1),
-            "parent": s.item_id(),
-            "readyOnly": s.boolean(),
-            "includeDecisions": s.boolean(),
-            "tokenBudget": s.integer(64),
-            "claim": s.boolean(),
-        }
-    )
-    return s.tool({"options": options})
-
-
-_NEXT_OPTIONS = ("limit", "parent", "ready_only", "include_decisions", "token_budget", "claim")
+    values, warnings = _declared_options("context", args)
+    return a.result(context(ctx.tracker, **values), warnings)
 
 
 def next_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The recommended item with reasons, then ready, blocked and held rows."""
-    options, warnings = a.known_options(a.bag(args), _NEXT_OPTIONS, "pm_next")
-    claim = a.flag(options, "claim")
-    if claim and "claim" in ctx.request.withheld_commands:
+    from pm_core.commands.work import next_items
+
+    values, warnings = _declared_options("next", args)
+    if values["claim"] and "claim" in ctx.request.withheld_commands:
         # pm_next reads; its claim option writes, so it follows the claim command's gate.
         raise UsageError(
             "claim is withheld by the operator (read-only mode or PM_MCP_DENY)",
             hint="call pm_next without claim",
         )
-    chosen = ctx.tracker.claim_next if claim else ctx.tracker.next_items
-    value = chosen(
-        limit=a.integer(options, "limit", minimum=1) or 5,
-        parent=a.text(options, "parent"),
-        ready_only=a.flag(options, "ready_only"),
-        include_decisions=a.flag(options, "include_decisions"),
-        token_budget=a.integer(options, "token_budget"),
-    )
-    return a.result(value, warnings)
+    return a.result(next_items(ctx.tracker, **values), warnings)
 
 
 # ------------------------------------------------------------------ pm_plan

@@ -63,6 +63,16 @@ def test_fixed_sets_written_for_start_up_match_the_query_modules() -> None:
     assert SEARCH_MODES == MODES and SEARCH_MATCHES == MATCHES
 
 
+def test_context_value_sets_written_for_start_up_match_the_ranking_modules() -> None:
+    from pm_core.commands.work import CONTEXT_DEPTHS, CONTEXT_SECTIONS, MIN_TOKEN_BUDGET
+    from pm_core.tracker.query.ranking import DEPTHS
+    from pm_core.tracker.query.sections import ALL_SECTIONS
+    from pm_core.tracker.query.shrink import MIN_TOKEN_BUDGET as SDK_MINIMUM
+
+    assert CONTEXT_DEPTHS == DEPTHS and CONTEXT_SECTIONS == ALL_SECTIONS
+    assert MIN_TOKEN_BUDGET == SDK_MINIMUM
+
+
 def _complete(words: str) -> list[str]:
     import os
     import subprocess
