@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pm_plugins.tracker_tools import args as a
+from pm_plugins.tracker_tools import declared as d
 from pm_plugins.tracker_tools import schema as s
 
 from pm_core.contracts import ToolContext, WorkspaceContracts
@@ -36,39 +37,28 @@ def append_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ comments, notes, learnings
 
 
-def log_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, add?, data?, limit?}``: list the entries (the last ``limit``), or add one."""
-    return s.tool(
-        {
-            "id": s.item_id(),
-            "add": s.string("Text to add; omit to list."),
-            # Any JSON value, spelled out: an empty schema is untyped (Inspector --strict).
-            "data": {
-                "description": "Structured data stored with the entry.",
-                "anyOf": [
-                    {"type": t} for t in ("object", "array", "string", "number", "boolean", "null")
-                ],
-            },
-            "limit": s.integer(0),
-        },
-        ["id"],
-    )
+def log_schema(c: WorkspaceContracts) -> Schema:
+    """``{id, add?, data?, limit?}``: list the entries (the last ``limit``), or add one.
+
+    The three log tools take the same parameters (``pm comments`` declares them).
+    """
+    return s.tool(d.properties("comments", c, compact=False), ["id"])
 
 
 def log_handler(kind: str) -> Handler:
     """A handler listing or adding ``kind`` (comments, notes, learnings), as ``pm <kind>`` does."""
 
     def handle(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-        item = a.required_text(args, "id")
-        text = a.text(args, "add")
+        from pm_core.commands.evidence import list_log
+
+        values = d.values(kind, args)
+        item, text, data = values["item_id"], values["text"], values["data"]
         if text is not None:
-            return ctx.tracker.add_log(kind, item, text, data=args.get("data"))
-        if args.get("data") is not None:
+            return ctx.tracker.add_log(kind, item, text, data=data)
+        if data is not None:
             raise UsageError(f"data needs an entry to add to {kind}", hint="pass add too")
-        entries = ctx.tracker.logs(kind, item)
-        limit = a.integer(args, "limit", minimum=0)
-        shown = entries if limit is None else (entries[-limit:] if limit else [])
-        return {"id": ctx.tracker.normalize_id(item), kind: shown, "count": len(entries)}
+        listed = list_log(ctx.tracker, kind, item, values["limit"])
+        return {"id": listed["id"], kind: listed[kind], "count": listed["total"]}
 
     handle.__doc__ = f"List the item's {kind}, or add one."
     return handle
@@ -77,38 +67,24 @@ def log_handler(kind: str) -> Handler:
 # ------------------------------------------------------------------ files, docs
 
 
-def link_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, add?, remove?, scope?, note?}``."""
-    return s.tool(
-        {
-            "id": s.item_id(),
-            "add": s.string("Path to link."),
-            "remove": s.string("Path to unlink."),
-            "scope": s.choice(("project", "global")),
-            "note": s.string(),
-        },
-        ["id"],
-    )
+def link_schema(c: WorkspaceContracts) -> Schema:
+    """``{id, add?, remove?, scope?, note?}`` (``pm files`` and ``pm docs`` declare them)."""
+    return s.tool(d.properties("files", c, compact=False), ["id"])
 
 
 def link_handler(kind: str) -> Handler:
     """A handler listing, linking or unlinking ``kind`` (files, docs)."""
 
     def handle(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-        item = a.required_text(args, "id")
-        add, remove = a.text(args, "add"), a.text(args, "remove")
+        from pm_core.commands.evidence import change_link
+
+        values = d.values(kind, args)
+        item, add, remove = values["item_id"], values["add"], values["remove"]
         if add is not None and remove is not None:
             raise UsageError("pass add or remove, not both", hint="make two calls")
-        if add is not None:
-            return ctx.tracker.link(
-                kind,
-                item,
-                add,
-                scope=a.text(args, "scope") or "project",
-                note=a.text(args, "note"),
-            )
-        if remove is not None:
-            return ctx.tracker.unlink(kind, item, remove)
+        receipt = change_link(ctx.tracker, kind, item, add, remove, values["scope"], values["note"])
+        if receipt is not None:
+            return receipt
         links = ctx.tracker.get(item).get_field(kind)
         return {"id": ctx.tracker.normalize_id(item), kind: links, "count": len(links)}
 

@@ -1,28 +1,24 @@
-"""Evidence commands: comments, notes, learnings, files, docs."""
+"""Evidence commands: comments, notes, learnings, files, docs.
+
+Declared in :mod:`pm_core.commands.evidence` (see :mod:`pm_core.cli.argspec`):
+the tools ``pm_comments``, ``pm_notes``, ``pm_learnings``, ``pm_files`` and
+``pm_docs`` read the same declarations, so every option here is a tool key there.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-import click
-
-from pm_core.cli.clickstate import json_option, pass_state
+from pm_core.cli.argspec import Spec, specs
 from pm_core.cli.state import CliState, read_text
+from pm_core.commands.evidence import LINK_KINDS, LOG_KINDS, PARAMS, change_link, list_log
 from pm_core.tracker.model.errors import UsageError
 
 
-def _log_command(kind: str, noun: str) -> click.Command:
-    @click.command(kind)
-    @click.argument("item_id")
-    @click.argument("text_arg", metavar="[TEXT]", required=False)
-    @click.option("--add", "text", metavar="TEXT", help=f"Add a {noun} (or pass TEXT).")
-    @click.option("--stdin", is_flag=True, help=f"Read the {noun} to add from stdin.")
-    @click.option("--data", metavar="JSON", help=f"Structured data stored with the {noun}.")
-    @click.option("--limit", type=click.IntRange(min=0), help="Only the last N when listing.")
-    @json_option
-    @pass_state
-    def command(
+def _log_runner(kind: str, noun: str) -> Callable[..., None]:
+    def run(
         state: CliState,
         item_id: str,
         text_arg: str | None,
@@ -37,16 +33,7 @@ def _log_command(kind: str, noun: str) -> click.Command:
         if value is None:
             if data is not None:
                 raise UsageError(f"--data needs a {noun} to add", hint="pass --add TEXT too")
-            entries = state.tracker.logs(kind, item_id)
-            shown = entries[-limit:] if limit else entries
-            if limit == 0:
-                shown = []
-            payload = {
-                "id": state.tracker.normalize_id(item_id),
-                kind: shown,
-                "total": len(entries),
-            }
-            state.emit(payload, exact=limit is not None)
+            state.emit(list_log(state.tracker, kind, item_id, limit), exact=limit is not None)
             return
         parsed: Any = None
         if data is not None:
@@ -56,30 +43,12 @@ def _log_command(kind: str, noun: str) -> click.Command:
                 raise UsageError(f"--data is not valid JSON ({exc})", hint="pass JSON") from None
         state.emit(state.tracker.add_log(kind, item_id, value, data=parsed), kind="mutation")
 
-    command.help = f"List an item's {kind}, or add one: `pm {kind} ID TEXT` (or --add, --stdin)."
-    return command
+    run.__doc__ = f"List an item's {kind}, or add one: `pm {kind} ID TEXT` (or --add, --stdin)."
+    return run
 
 
-cmd_comments = _log_command("comments", "comment")
-cmd_notes = _log_command("notes", "note")
-cmd_learnings = _log_command("learnings", "learning")
-
-
-def _link_command(kind: str) -> click.Command:
-    @click.command(kind)
-    @click.argument("item_id")
-    @click.option("--add", "add", metavar="PATH", help="Link PATH.")
-    @click.option("--remove", "remove", metavar="PATH", help="Unlink PATH.")
-    @click.option(
-        "--scope",
-        default="project",
-        show_default=True,
-        help="project (inside the repository) or global.",
-    )
-    @click.option("--note", help="Why this path matters.")
-    @json_option
-    @pass_state
-    def command(
+def _link_runner(kind: str) -> Callable[..., None]:
+    def run(
         state: CliState,
         item_id: str,
         add: str | None,
@@ -90,18 +59,19 @@ def _link_command(kind: str) -> click.Command:
         tracker = state.tracker
         if add and remove:
             raise UsageError("--add and --remove together", hint="run them one at a time")
-        if add:
-            state.emit(tracker.link(kind, item_id, add, scope=scope, note=note), kind="mutation")
-        elif remove:
-            state.emit(tracker.unlink(kind, item_id, remove), kind="mutation")
-        else:
-            item = tracker.get(item_id)
-            links = getattr(item, kind)
-            state.emit({"id": item.id, kind: links, "total": len(links)})
+        receipt = change_link(tracker, kind, item_id, add or None, remove or None, scope, note)
+        if receipt is not None:
+            state.emit(receipt, kind="mutation")
+            return
+        item = tracker.get(item_id)
+        links = getattr(item, kind)
+        state.emit({"id": item.id, kind: links, "total": len(links)})
 
-    command.help = f"List an item's linked {kind}, or --add / --remove a path."
-    return command
+    run.__doc__ = f"List an item's linked {kind}, or --add / --remove a path."
+    return run
 
 
-cmd_files = _link_command("files")
-cmd_docs = _link_command("docs")
+SPECS = specs(
+    *(Spec(kind, _log_runner(kind, noun), params=PARAMS[kind]) for kind, noun in LOG_KINDS.items()),
+    *(Spec(kind, _link_runner(kind), params=PARAMS[kind]) for kind in LINK_KINDS),
+)
