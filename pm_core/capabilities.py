@@ -175,7 +175,7 @@ ROWS: tuple[Row, ...] = (
         "core",
         "planning",
         "Create or show a plan with ordered steps.",
-        "graph",
+        "plan",
         "Plan",
         "WRITE",
     ),

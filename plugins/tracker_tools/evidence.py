@@ -140,45 +140,27 @@ def test_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_deps
 
 
-def deps_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, add?, remove?, kind?, allowUnresolvedDeps?, depth?}``."""
+def _deps_kind(_c: WorkspaceContracts) -> dict[str, Schema]:
+    """``kind``: the tool's own spelling of what ``pm deps --add ID:KIND`` writes inside the value."""
     from pm_core.tracker.model.item import DEPENDENCY_KINDS
 
-    return s.tool(
-        {
-            "id": s.item_id(),
-            "add": s.string("Target id to depend on."),
-            "remove": s.string("Target id to drop."),
-            "kind": s.choice(DEPENDENCY_KINDS),
-            "allowUnresolvedDeps": s.boolean(),
-            "depth": s.integer(1),
-        },
-        ["id"],
-    )
+    return {"kind": s.choice(DEPENDENCY_KINDS)}
+
+
+deps_schema, _deps_request_schema, _deps_accepts = d.builders("deps", ["id"], extra=_deps_kind)
 
 
 def deps_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """Show the bounded dependency tree, or add/remove one dependency."""
-    item = a.required_text(args, "id")
-    add, remove = a.text(args, "add"), a.text(args, "remove")
+    """Show the bounded dependency tree, or add/remove one dependency (every ``pm deps`` option)."""
+    from pm_core.commands.graph import deps
+
+    values = d.values("deps", args)
     kind = a.text(args, "kind")
-    if add is not None and remove is not None:
+    if values["add"] is not None and values["remove"] is not None:
         raise UsageError("pass add or remove, not both", hint="make two calls")
-    if add is not None:
-        return ctx.tracker.add_dependency(
-            item,
-            add,
-            kind or "blocked_by",
-            allow_unresolved=a.flag(args, "allowUnresolvedDeps"),
-        )
-    if remove is not None:
-        return ctx.tracker.remove_dependency(item, remove, kind)
-    if kind is not None:
+    if kind is not None and not (values["add"] or values["remove"]):
         raise UsageError("kind applies to add or remove", hint="pass add or remove too")
-    depth = a.integer(args, "depth", minimum=1)
-    return (
-        ctx.tracker.deps_tree(item) if depth is None else ctx.tracker.deps_tree(item, depth=depth)
-    )
+    return deps(ctx.tracker, **values, kind=kind)
 
 
 # ------------------------------------------------------------------ pm_copy

@@ -202,36 +202,14 @@ def focus_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_graph
 
 
-def graph_schema(_c: WorkspaceContracts) -> Schema:
-    """``{subcommand, id, target, depth?, maxNodes?, maxEdges?}``."""
-    from pm_core.tracker.query.graph import SUBCOMMANDS
-
-    return s.tool(
-        {
-            "subcommand": s.choice(SUBCOMMANDS),
-            "id": s.item_id(),
-            "target": s.item_id(),
-            "depth": s.integer(1),
-            "maxNodes": s.integer(1),
-            "maxEdges": s.integer(1),
-        },
-        ["subcommand"],
-    )
+graph_schema, _graph_request_schema, _graph_accepts = d.builders("graph", ["subcommand"])
 
 
 def graph_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """One read-only graph analysis, bounded as ``pm graph`` bounds it."""
-    bounds = {
-        name: value
-        for name, key in (("depth", "depth"), ("max_nodes", "maxNodes"), ("max_edges", "maxEdges"))
-        if (value := a.integer(args, key, minimum=1)) is not None
-    }
-    return ctx.tracker.graph(
-        a.required_text(args, "subcommand"),
-        a.text(args, "id"),
-        a.text(args, "target"),
-        **bounds,
-    )
+    from pm_core.commands.graph import graph
+
+    return graph(ctx.tracker, **d.values("graph", args))
 
 
 # ------------------------------------------------------------------ pm_events

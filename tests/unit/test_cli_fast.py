@@ -140,7 +140,7 @@ HANDED_OVER = [
     ["list", "-s-x"],
     ["get", "--fields=-1", "pm-a1b2"],
     ["--path=-p", "list"],
-    ["graph", "ancestors", "x"],
+    ["plan", "show", "x"],
     ["nonesuch"],
     [],
 ]

@@ -73,6 +73,13 @@ def test_context_value_sets_written_for_start_up_match_the_ranking_modules() -> 
     assert MIN_TOKEN_BUDGET == SDK_MINIMUM
 
 
+def test_graph_analyses_written_for_start_up_match_the_graph_module() -> None:
+    from pm_core.commands.graph import GRAPH_SUBCOMMANDS
+    from pm_core.tracker.query.graph import SUBCOMMANDS
+
+    assert GRAPH_SUBCOMMANDS == SUBCOMMANDS
+
+
 def _complete(words: str) -> list[str]:
     import os
     import subprocess
