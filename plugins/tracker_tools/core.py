@@ -220,15 +220,16 @@ def release_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_mutate
 
 
-def mutate_schema(_c: WorkspaceContracts) -> Schema:
+def mutate_schema(c: WorkspaceContracts) -> Schema:
     """``{mutations: [{op, id?, options}], dryRun?}``."""
     mutation = s.obj(
         {"op": s.choice(_MUTATION_OPS), "id": s.item_id(), "options": {"type": "object"}},
         ["op"],
     )
+    mutations = {"type": "array", "items": mutation, "minItems": 1}
+    # The CLI reads the mutations from --file or --stdin; the tool takes them as a value.
     return s.tool(
-        {"mutations": {"type": "array", "items": mutation, "minItems": 1}, "dryRun": s.boolean()},
-        ["mutations"],
+        {"mutations": mutations, **d.properties("mutate", c, compact=False)}, ["mutations"]
     )
 
 
@@ -239,7 +240,8 @@ def mutate_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         raise UsageError(
             "mutations must be a list of objects", hint='pass [{"op": "update", "id": ..., ...}]'
         )
-    return ctx.tracker.mutate([dict(m) for m in raw], dry_run=a.flag(args, "dryRun"))
+    dry_run = d.values("mutate", args)["dry_run"]
+    return ctx.tracker.mutate([dict(m) for m in raw], dry_run=dry_run)
 
 
 # ------------------------------------------------------------------ pm_list
