@@ -24,6 +24,7 @@ accented Latin letters, which is what tracker data holds.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import unicodedata
@@ -73,31 +74,80 @@ class DocumentHasher:
     ones :func:`item_hash` defines (it is this class, used once).
     """
 
-    __slots__ = ("_body", "_fragments", "_hashes", "_legacy")
+    __slots__ = ("_body", "_elements", "_fragments", "_hashes", "_joins", "_legacy")
 
     def __init__(self) -> None:
         # key -> {epoch: fragment bytes, or b"" when the canonical form drops the key}
         self._fragments: dict[str, dict[int, bytes]] = {}
+        # epoch -> the metadata's fragments in key order, and the keys changed since
+        self._joins: dict[int, _Join] = {}
+        # key -> {id(element): (element, JSON)} for the elements of a stored list value
+        self._elements: dict[str, dict[int, tuple[Any, str]]] = {}
         self._body: dict[int, bytes] = {}
         # Whole-document hashes of the current state: per epoch, and -1 for the stored form.
         self._hashes: dict[int, str] = {}
         # Whether the stored linked tests are in epoch 1's order (None: not known yet).
         self._legacy: bool | None = None
 
-    def changed(self, keys: Any = None) -> None:
-        """Forget the named top-level metadata keys (``"body"`` for the body; None: all)."""
+    def changed(self, keys: Any = None, elements: Any = None) -> None:
+        """Forget the named top-level metadata keys (``"body"`` for the body; None: all).
+
+        ``elements`` holds the ids of the list elements changed in place (None:
+        any element of those keys may have been); the other elements were at
+        most added, removed, replaced or moved, so their JSON still holds.
+        """
         self._hashes.clear()
         if keys is None or "tests" in keys:
             self._legacy = None
         if keys is None:
             self._fragments.clear()
             self._body.clear()
+            self._joins.clear()
+            self._elements.clear()
             return
+        for key in keys:
+            known = self._elements.get(key)
+            if known is None:
+                continue
+            if elements is None:
+                del self._elements[key]
+            else:
+                for ident in elements:
+                    known.pop(ident, None)
         for key in keys:
             if key == "body":
                 self._body.clear()
             else:
                 self._fragments.pop(key, None)
+                for join in self._joins.values():
+                    join.dirty.add(key)
+
+    def derived(self, keys: set[str], recorded: str, epoch: int) -> DocumentHasher:
+        """A hasher for a document that differs from this one's only in ``keys``.
+
+        The other keys' JSON is taken over. When this document's stored form
+        is what ``recorded`` names in ``epoch`` (so stored and canonical form
+        are the same bytes, key by key), the canonical form is taken over
+        too, and the other document's canonical hash costs only ``keys``.
+        """
+        other = DocumentHasher()
+        other._fragments = {k: dict(v) for k, v in self._fragments.items() if k not in keys}
+        if "body" not in keys:
+            other._body = dict(self._body)
+        if "tests" not in keys:
+            other._legacy = self._legacy
+        dirty = keys - {"body"}
+        for variant, join in self._joins.items():
+            other._joins[variant] = join.copy(dirty)
+        stored = self._joins.get(0)
+        canonical = self._hashes.get(-1) == recorded and (
+            epoch == 2 or (epoch == 1 and self._legacy is True)
+        )
+        if canonical and stored is not None and not stored.dirty and epoch not in self._joins:
+            other._joins[epoch] = stored.copy(dirty)
+            if "body" not in keys and 0 in self._body:
+                other._body[1] = self._body[0]
+        return other
 
     def hash(self, document: Mapping[str, Any], epoch: int = CURRENT_EPOCH) -> str:
         """The document's hash in ``epoch`` (it must be the document the cache describes)."""
@@ -181,23 +231,97 @@ class DocumentHasher:
         return got
 
     def _join(self, metadata: Mapping[str, Any], epoch: int) -> bytes:
-        keys = set(metadata)
-        if epoch:
-            keys.add("tags")
-            keys.difference_update(_UNSAFE_KEYS)
+        join = self._joins.get(epoch)
+        if join is not None and join.dirty:
+            self._refresh(join, metadata, epoch)
+        if join is None:
+            keys = set(metadata)
+            if epoch:
+                keys.add("tags")
+                keys.difference_update(_UNSAFE_KEYS)
+            order = sorted(keys)
+            join = _Join(order, [self._part(key, metadata, epoch) for key in order])
+            self._joins[epoch] = join
+        return b",".join(filter(None, join.parts))
+
+    def _refresh(self, join: _Join, metadata: Mapping[str, Any], epoch: int) -> bool:
+        """Re-encode the changed keys in place (inserting new keys, dropping removed ones)."""
+        for key in join.dirty:
+            at = join.index.get(key)
+            present = key in metadata or (epoch != 0 and key == "tags")
+            if at is None:
+                if present and not (epoch and key in _UNSAFE_KEYS):
+                    join.insert(key, self._part(key, metadata, epoch))
+                continue
+            if not present:
+                join.remove(key)
+                continue
+            join.parts[at] = self._part(key, metadata, epoch)
+        join.dirty.clear()
+        return True
+
+    def _part(self, key: str, metadata: Mapping[str, Any], epoch: int) -> bytes:
+        cached = self._fragments.get(key)
+        if cached is None:
+            cached = self._fragments[key] = {}
+        # Epochs 1 and 2 differ in the linked tests only.
+        slot = epoch if epoch == 0 or key == "tests" else 1
+        fragment = cached.get(slot)
+        if fragment is None:
+            value = metadata.get(key)
+            if epoch == 0 and type(value) is list and len(value) > 1:
+                text = _quote(key) + ":" + self._list_json(key, value)
+                fragment = text.encode("utf-8", "surrogatepass")
+            else:
+                fragment = _fragment(key, metadata, epoch)
+            cached[slot] = fragment
+        return fragment
+
+    def _list_json(self, key: str, values: list[Any]) -> str:
+        """``_dumps(values)``, re-encoding only the elements not seen before.
+
+        An element is known by identity, and the cache holds a reference to
+        it, so an id is never reused for another object while cached.
+        """
+        known = self._elements.get(key) or {}
+        seen: dict[int, tuple[Any, str]] = {}
         parts = []
-        for key in sorted(keys):
-            cached = self._fragments.get(key)
-            if cached is None:
-                cached = self._fragments[key] = {}
-            # Epochs 1 and 2 differ in the linked tests only.
-            slot = epoch if epoch == 0 or key == "tests" else 1
-            fragment = cached.get(slot)
-            if fragment is None:
-                fragment = cached[slot] = _fragment(key, metadata, epoch)
-            if fragment:
-                parts.append(fragment)
-        return b",".join(parts)
+        for value in values:
+            hit = known.get(id(value))
+            text = hit[1] if hit is not None and hit[0] is value else _encode(value)
+            if type(value) in (dict, list):
+                seen[id(value)] = (value, text)
+            parts.append(text)
+        self._elements[key] = seen
+        return "[" + ",".join(parts) + "]"
+
+
+class _Join:
+    """One epoch's metadata fragments in key order (b"" where the key is dropped)."""
+
+    __slots__ = ("dirty", "index", "order", "parts")
+
+    def __init__(self, order: list[str], parts: list[bytes]) -> None:
+        self.order = order
+        self.parts = parts
+        self.index = {key: at for at, key in enumerate(order)}
+        self.dirty: set[str] = set()
+
+    def copy(self, dirty: set[str]) -> _Join:
+        other = _Join(list(self.order), list(self.parts))
+        other.dirty = self.dirty | dirty
+        return other
+
+    def insert(self, key: str, part: bytes) -> None:
+        at = bisect.bisect(self.order, key)
+        self.order.insert(at, key)
+        self.parts.insert(at, part)
+        self.index = {key: at for at, key in enumerate(self.order)}
+
+    def remove(self, key: str) -> None:
+        at = self.index[key]
+        del self.order[at], self.parts[at]
+        self.index = {key: at for at, key in enumerate(self.order)}
 
 
 def _in_legacy_order(tests: Any) -> bool:
@@ -229,7 +353,21 @@ def _fragment(key: str, metadata: Mapping[str, Any], epoch: int) -> bytes:
                 return b""
             if key == "tests" and epoch == 1:
                 value = sorted(value, key=_LEGACY_TEST_KEY)
-    return _dumps({key: value})[1:-1].encode("utf-8", "surrogatepass")
+    return (_quote(key) + ":" + _encode(value)).encode("utf-8", "surrogatepass")
+
+
+def _encode(value: Any) -> str:
+    """``_dumps(value)``, without the encoder's set-up for the common scalars."""
+    kind = type(value)
+    if kind is str:
+        return _quote(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    return _ENCODER.encode(value)
 
 
 def _sha256_bytes(data: bytes) -> str:
@@ -259,6 +397,8 @@ def epochs_agree(document: Mapping[str, Any]) -> bool:
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+#: How that encoder writes a string (``ensure_ascii=False``): quoted, with JSON's escapes.
+_quote: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def _dumps(value: Any) -> str:
@@ -844,9 +984,11 @@ def _legacy_test_compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
     def as_json(key: str, fallback: Any) -> Callable[[], int]:
         return lambda: _lc(_js_json(a.get(key, fallback)), _js_json(b.get(key, fallback)))
 
+    # Scope and path decide nearly every pair: compared before any closure is made.
+    decided = _lc(a.get("scope"), b.get("scope")) or _lc(a.get("path", ""), b.get("path", ""))
+    if decided:
+        return decided
     return _first(
-        lambda: _lc(a.get("scope"), b.get("scope")),
-        text("path"),
         text("command"),
         number("timeout_seconds"),
         text("pm_context_mode"),

@@ -7,7 +7,9 @@ version can be rebuilt and the chain checked.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -23,6 +25,7 @@ from pm_core.tracker.model.itemhash import (
     DocumentHasher,
     epochs_agree,
     item_hash,
+    js_number,
     parse_json,
 )
 
@@ -51,19 +54,37 @@ class PatchError(ValueError):
     """A patch operation that does not apply (its path is missing, or out of range)."""
 
 
-def _pointer(path: Any) -> list[str]:
+#: Parsed JSON pointers: replay meets the same few paths (``/metadata/updated_at``) over and over.
+_POINTERS: dict[str, tuple[str, ...]] = {}
+
+
+def _pointer(path: Any) -> tuple[str, ...]:
+    tokens = _POINTERS.get(path) if isinstance(path, str) else None
+    if tokens is not None:
+        return tokens
     if not isinstance(path, str):
         raise PatchError(f"path {path!r} is not text")
-    if path.startswith("/front_matter"):  # the TypeScript pm's older name for metadata
-        path = "/metadata" + path[len("/front_matter") :]
-    if path == "":
-        return []
-    if not path.startswith("/"):
+    text = path
+    if text.startswith("/front_matter"):  # the TypeScript pm's older name for metadata
+        text = "/metadata" + text[len("/front_matter") :]
+    if text == "":
+        tokens = ()
+    elif not text.startswith("/"):
         raise PatchError(f"path {path!r} does not start with /")
-    return [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
+    else:
+        tokens = tuple(t.replace("~1", "/").replace("~0", "~") for t in text[1:].split("/"))
+    if len(_POINTERS) > 4096:
+        _POINTERS.clear()
+    _POINTERS[path] = tokens
+    return tokens
+
+
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _copy(value: Any) -> Any:
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -80,7 +101,7 @@ def _index(container: list[Any], token: str, *, upto: int) -> int:
     return index
 
 
-def _walk(document: Any, tokens: list[str], path: Any) -> Any:
+def _walk(document: Any, tokens: tuple[str, ...], path: Any) -> Any:
     node = document
     for token in tokens:
         if isinstance(node, dict):
@@ -111,60 +132,159 @@ def _strict_equal(left: Any, right: Any) -> bool:
     return bool(left == right)
 
 
+def _same_json(left: Any, right: Any) -> bool:
+    """Whether two JSON values serialise alike (``==`` would equate ``1``, ``1.0`` and ``True``)."""
+    if left != right:
+        return False
+    return _same_types(left, right)
+
+
+def _same_types(left: Any, right: Any) -> bool:
+    kind = type(left)
+    if kind is not type(right):
+        return False
+    if kind is dict:
+        return all(_same_types(value, right[key]) for key, value in left.items())
+    if kind is list:
+        return all(map(_same_types, left, right))
+    if kind is float:
+        return repr(left) == repr(right)
+    return True
+
+
+def _differing_keys(current: Mapping[str, Any], replayed: Mapping[str, Any]) -> set[str] | None:
+    """The metadata keys (and ``"body"``) whose JSON differs; None: not two item documents."""
+    left, right = current.get("metadata"), replayed.get("metadata")
+    if type(left) is not dict or type(right) is not dict or current.keys() != replayed.keys():
+        return None
+    keys = {
+        key
+        for key in left.keys() | right.keys()
+        if key not in left or key not in right or not _same_json(left[key], right[key])
+    }
+    if not _same_json(current.get("body"), replayed.get("body")):
+        keys.add("body")
+    return keys
+
+
+class PatchChanges:
+    """What :func:`apply_patch` changed, for a hasher that re-encodes only that.
+
+    ``keys``: the top-level metadata keys (and ``"body"``) written, None when
+    the patch addressed the whole document or metadata. ``elements``: the ids
+    of list elements (``/metadata/<key>/<index>``) changed in place by an
+    operation on a path below them.
+    """
+
+    __slots__ = ("elements", "keys")
+
+    def __init__(self) -> None:
+        self.keys: set[str] | None = set()
+        self.elements: set[int] = set()
+
+    def note(self, root: Any, tokens: tuple[str, ...], path: Any) -> None:
+        keys = self.keys
+        if keys is None:
+            return
+        if len(tokens) > 1 and tokens[0] == "metadata":
+            keys.add(tokens[1])
+            if len(tokens) > 3:
+                element = _walk(root, tokens[:3], path)
+                if type(element) is dict or type(element) is list:
+                    self.elements.add(id(element))
+        elif tokens and tokens[0] == "body":
+            keys.add("body")
+        else:
+            self.keys = None
+
+
+_WRITES = frozenset({"add", "remove", "replace", "move", "copy"})
+
+
 def apply_patch(
-    document: dict[str, Any], patch: list[dict[str, Any]], *, in_place: bool = False
+    document: dict[str, Any],
+    patch: list[dict[str, Any]],
+    *,
+    in_place: bool = False,
+    changes: PatchChanges | None = None,
 ) -> dict[str, Any]:
     """Apply an RFC 6902 patch strictly (a missing path is a :class:`PatchError`).
 
     Paths under ``/front_matter`` address ``/metadata``. The result is a new
     document unless ``in_place``, which changes ``document`` (faster for replay;
-    a failed patch leaves it half applied).
+    a failed patch leaves it half applied). ``changes``, when given, collects
+    what the patch wrote.
     """
     root: Any = document if in_place else _copy(document)
     for operation in patch:
         op = operation.get("op")
         path = operation.get("path")
-        tokens = _pointer(path)
-        if op in ("add", "replace", "test") and "value" not in operation:
-            raise PatchError(f"{op} {path} has no value")
-        if op == "test":
-            if not _strict_equal(_walk(root, tokens, path), operation["value"]):
-                raise PatchError(f"test {path} failed")
-            continue
-        if op in ("move", "copy"):
-            source = _pointer(operation.get("from"))
-            value = _walk(root, source, operation.get("from"))
-            if op == "move":
-                _remove(root, source, operation.get("from"))
-            else:
-                value = _copy(value)
-            root = _add(root, tokens, path, value)
-        elif op == "add":
-            root = _add(root, tokens, path, _copy(operation["value"]))
-        elif op == "remove":
-            _remove(root, tokens, path)
-        elif op == "replace":
+        tokens = _POINTERS.get(path) if type(path) is str else None
+        if tokens is None:
+            tokens = _pointer(path)
+        if op == "replace" or op == "add":
+            if "value" not in operation:
+                raise PatchError(f"{op} {path} has no value")
+            if changes is not None:
+                changes.note(root, tokens, path)
             if not tokens:
                 root = _copy(operation["value"])
                 continue
-            parent = _walk(root, tokens[:-1], path)
+            # The parent, walked here: nearly every path is /metadata/<key>[/<index>...].
+            parent = root
+            for token in tokens[:-1]:
+                if type(parent) is dict and token in parent:
+                    parent = parent[token]
+                else:
+                    parent = _walk(parent, (token,), path)
             key = tokens[-1]
-            if isinstance(parent, dict):
-                if key not in parent:
+            value = operation["value"]
+            if type(value) not in _SCALARS:
+                value = _copy(value)
+            if type(parent) is dict:
+                if op == "replace" and key not in parent:
                     raise PatchError(f"replace {path}: the path does not exist")
-                parent[key] = _copy(operation["value"])
+                parent[key] = value
             elif isinstance(parent, list):
-                parent[_index(parent, key, upto=len(parent) - 1)] = _copy(operation["value"])
-            else:
+                if op == "replace":
+                    parent[_index(parent, key, upto=len(parent) - 1)] = value
+                elif key == "-":
+                    parent.append(value)
+                else:
+                    parent.insert(_index(parent, key, upto=len(parent)), value)
+            elif op == "replace":
                 raise PatchError(f"replace {path}: the path does not exist")
-        else:
+            else:
+                raise PatchError(f"add {path}: the parent is not an object or array")
+            continue
+        if op == "test":
+            if "value" not in operation:
+                raise PatchError(f"{op} {path} has no value")
+            if not _strict_equal(_walk(root, tokens, path), operation["value"]):
+                raise PatchError(f"test {path} failed")
+            continue
+        if op not in _WRITES:
             raise PatchError(f"unknown patch operation {op!r}")
+        if changes is not None:
+            changes.note(root, tokens, path)
+        if op == "remove":
+            _remove(root, tokens, path)
+            continue
+        source = _pointer(operation.get("from"))
+        if changes is not None and op == "move":
+            changes.note(root, source, operation.get("from"))
+        value = _walk(root, source, operation.get("from"))
+        if op == "move":
+            _remove(root, source, operation.get("from"))
+        else:
+            value = _copy(value)
+        root = _add(root, tokens, path, value)
     if not isinstance(root, dict):
         raise PatchError("the patched document is not an object")
     return root
 
 
-def _add(root: Any, tokens: list[str], path: Any, value: Any) -> Any:
+def _add(root: Any, tokens: tuple[str, ...], path: Any, value: Any) -> Any:
     if not tokens:
         return value
     parent = _walk(root, tokens[:-1], path)
@@ -181,7 +301,7 @@ def _add(root: Any, tokens: list[str], path: Any, value: Any) -> Any:
     return root
 
 
-def _remove(root: Any, tokens: list[str], path: Any) -> None:
+def _remove(root: Any, tokens: tuple[str, ...], path: Any) -> None:
     if not tokens:
         raise PatchError("remove of the whole document")
     parent = _walk(root, tokens[:-1], path)
@@ -250,10 +370,18 @@ _RESTORE_HINT = (
 )
 
 
+_KNOWN_KEYS = frozenset(_KNOWN)
+#: ``parse_json``'s decoder, made once (``json.loads`` with options builds one per call).
+_DECODER = json.JSONDecoder(parse_float=lambda s: js_number(float(s)))
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, as json.loads skips it
+
+
 def parse_entry(line: str, where: str, number: int = 0) -> HistoryEntry:
     """Parse one history line; CorruptItemError naming the line and the fix on failure."""
     try:
-        raw = parse_json(line)
+        raw, end = _DECODER.raw_decode(line, _SPACE.match(line).end())  # type: ignore[union-attr]
+        if _SPACE.match(line, end).end() != len(line):  # type: ignore[union-attr]
+            parse_json(line)  # extra data: json's own message names where
     except ValueError as exc:
         if line.startswith(("<<<<<<<", "=======", ">>>>>>>")):
             raise CorruptItemError(
@@ -261,25 +389,33 @@ def parse_entry(line: str, where: str, number: int = 0) -> HistoryEntry:
                 hint="`pm history-repair <id>` merges both sides and re-anchors the chain",
             ) from None
         raise CorruptItemError(f"{where}: not JSON ({exc})", hint=_RESTORE_HINT) from None
-    if not isinstance(raw, dict):
+    if type(raw) is not dict:
         raise CorruptItemError(f"{where}: entry is not a JSON object", hint=_RESTORE_HINT)
-    missing = [k for k in ("ts", "op", "patch") if k not in raw]
-    if missing:
+    if "ts" not in raw or "op" not in raw or "patch" not in raw:
+        missing = [k for k in ("ts", "op", "patch") if k not in raw]
         raise CorruptItemError(f"{where}: entry lacks {', '.join(missing)}", hint=_RESTORE_HINT)
     patch = raw["patch"]
-    if not isinstance(patch, list) or not all(isinstance(p, dict) for p in patch):
+    if type(patch) is not list or any(type(p) is not dict for p in patch):
         raise CorruptItemError(f"{where}: patch is not a list of operations", hint=_RESTORE_HINT)
+    extra = (
+        {k: v for k, v in raw.items() if k not in _KNOWN_KEYS}
+        if raw.keys() - _KNOWN_KEYS
+        else _NOTHING_EXTRA
+    )
+    ts, op = raw["ts"], raw["op"]
+    author = raw.get("author", "unknown")
+    before, after = raw.get("before_hash", ""), raw.get("after_hash", "")
     return HistoryEntry(
-        ts=str(raw["ts"]),
-        author=str(raw.get("author", "unknown")),
-        op=str(raw["op"]),
-        patch=patch,
-        before_hash=str(raw.get("before_hash", "")),
-        after_hash=str(raw.get("after_hash", "")),
-        message=raw.get("message"),
-        extra={k: v for k, v in raw.items() if k not in _KNOWN},
-        item_hash_version=raw.get("item_hash_version"),
-        line=number,
+        ts if type(ts) is str else str(ts),
+        author if type(author) is str else str(author),
+        op if type(op) is str else str(op),
+        patch,
+        before if type(before) is str else str(before),
+        after if type(after) is str else str(after),
+        raw.get("message"),
+        extra,
+        raw.get("item_hash_version"),
+        number,
     )
 
 
@@ -301,8 +437,6 @@ def refuse_symlink(history_dir: Path, item_id: str) -> None:
 def append_entry(history_dir: Path, item_id: str, entry: HistoryEntry) -> None:
     """Append one entry with a single write, then fsync."""
     history_dir.mkdir(parents=True, exist_ok=True)
-    import json
-
     line = (json.dumps(entry.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     path = history_path(history_dir, item_id)
     # O_NOFOLLOW: a committed symlink must not make pm append to a file outside the tracker.
@@ -437,6 +571,10 @@ def read_history(history_dir: Path, item_id: str) -> ReadReport:
     entries: list[HistoryEntry] = []
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
+        entry = _well_formed(line, number)
+        if entry is not None:
+            entries.append(entry)
+            continue
         if not line.strip():
             continue
         try:
@@ -445,6 +583,49 @@ def read_history(history_dir: Path, item_id: str) -> ReadReport:
             rest = sum(1 for later in lines[number:] if later.strip())
             return ReadReport(entries, exc, rest)
     return ReadReport(entries, None)
+
+
+def _well_formed(line: str, number: int) -> HistoryEntry | None:
+    """:func:`parse_entry` for a line as pm writes it; None sends any other line there."""
+    if not line.startswith("{"):
+        return None
+    try:
+        raw, end = _DECODER.raw_decode(line)
+    except ValueError:
+        return None
+    if end != len(line) or type(raw) is not dict:
+        return None
+    patch = raw.get("patch")
+    ts, op = raw.get("ts"), raw.get("op")
+    author = raw.get("author", "unknown")
+    before, after = raw.get("before_hash", ""), raw.get("after_hash", "")
+    if (
+        type(patch) is not list
+        or type(ts) is not str
+        or type(op) is not str
+        or type(author) is not str
+        or type(before) is not str
+        or type(after) is not str
+        or any(type(p) is not dict for p in patch)
+    ):
+        return None
+    extra = (
+        {k: v for k, v in raw.items() if k not in _KNOWN_KEYS}
+        if raw.keys() - _KNOWN_KEYS
+        else _NOTHING_EXTRA
+    )
+    return HistoryEntry(
+        ts,
+        author,
+        op,
+        patch,
+        before,
+        after,
+        raw.get("message"),
+        extra,
+        raw.get("item_hash_version"),
+        number,
+    )
 
 
 def build_entry(
@@ -515,28 +696,6 @@ FIX_RESTORE = (
 FIX_UPGRADE = "upgrade pm: this entry was written by a newer pm; nothing was changed"
 
 
-def touched_keys(patch: list[dict[str, Any]]) -> set[str] | None:
-    """The top-level metadata keys (and ``"body"``) a patch changes; None: the whole document."""
-    keys: set[str] = set()
-    for operation in patch:
-        for field in ("path", "from"):
-            pointer = operation.get(field)
-            if pointer is None:
-                continue
-            if not isinstance(pointer, str):
-                return None
-            parts = pointer.split("/", 3)
-            if len(parts) < 2 or parts[1] not in ("metadata", "front_matter", "body"):
-                return None
-            if parts[1] == "body":
-                keys.add("body")
-            elif len(parts) < 3:
-                return None
-            else:
-                keys.add(parts[2].replace("~1", "/").replace("~0", "~"))
-    return keys
-
-
 def verify_chain(entries: list[HistoryEntry], current: Mapping[str, Any] | None) -> ChainReport:
     """Check the hash chain, in each entry's epoch, and that it ends at ``current``.
 
@@ -601,14 +760,15 @@ def verify_chain(entries: list[HistoryEntry], current: Mapping[str, Any] | None)
                     FIX_RESTORE,
                 )
             )
+        changes = PatchChanges()
         try:
-            document = apply_patch(document, entry.patch, in_place=True)
+            document = apply_patch(document, entry.patch, in_place=True, changes=changes)
         except PatchError as exc:
             problems.append(
                 ChainProblem(line, f"{entry.op} entry's patch does not apply: {exc}", FIX_RESTORE)
             )
             return ChainReport(False, len(entries), tuple(problems), verified)
-        hasher.changed(touched_keys(entry.patch))
+        hasher.changed(changes.keys, changes.elements)
         assumed = None
         tried = before or candidates
         epoch = next((e for e in tried if matches(e, entry.after_hash)), None)
@@ -632,7 +792,17 @@ def verify_chain(entries: list[HistoryEntry], current: Mapping[str, Any] | None)
     if current is not None and entries:
         epoch = verified if verified is not None else CURRENT_EPOCH
         recorded = entries[-1].after_hash or hasher.hash(document, epoch)
-        if not DocumentHasher().matches(current, recorded, epoch):
+        # The replay matched its recorded hash: a file equal to the replay (the
+        # usual case) matches it too, with no second document to hash.
+        same = assumed is None and _same_json(current, document)
+        if not same:
+            differing = _differing_keys(current, document)
+            checker = (
+                DocumentHasher()
+                if differing is None
+                else hasher.derived(differing, recorded, epoch)
+            )
+        if not same and not checker.matches(current, recorded, epoch):
             problems.append(
                 ChainProblem(
                     0,
