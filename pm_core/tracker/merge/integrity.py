@@ -41,15 +41,19 @@ def _failure(ident: str, message: str, path: str | None, fix: str) -> Failure:
     return out
 
 
-def _tracker_files(root: Path) -> list[Path]:
-    out: list[Path] = []
-    for directory, dirs, files in os.walk(root):
-        if Path(directory) == root:
+def _tracker_files(root: Path) -> list[tuple[str, str]]:
+    """``(relative posix path, absolute path)`` of every tracker file, sorted."""
+    out: list[tuple[str, str]] = []
+    base = str(root)
+    for directory, dirs, files in os.walk(base):
+        if directory == base:
             dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+            prefix = ""
         else:
             dirs[:] = [d for d in dirs if not d.startswith(".")]
+            prefix = os.path.relpath(directory, base).replace(os.sep, "/") + "/"
         out.extend(
-            Path(directory) / name
+            (prefix + name, os.path.join(directory, name))
             for name in files
             if name.endswith(_SUFFIXES) and not name.startswith(".")
         )
@@ -57,17 +61,21 @@ def _tracker_files(root: Path) -> list[Path]:
 
 
 def _last_op(data: bytes) -> str | None:
-    lines = [line for line in data.splitlines() if line.strip()]
-    if not lines:
+    tail = data.rstrip()
+    if not tail:
         return None
+    start = tail.rfind(b"\n") + 1
     try:
-        entry = json.loads(lines[-1])
+        entry = json.loads(tail[start:])
     except ValueError:
         return None
     return str(entry.get("op")) if isinstance(entry, dict) else None
 
 
 def _creates(data: bytes) -> int:
+    mentions = data.count(b'"create"')
+    if mentions < 2:  # a second create needs a second mention
+        return mentions
     count = 0
     for line in data.splitlines():
         if b'"create"' not in line:
@@ -85,10 +93,11 @@ def check(tracker: Tracker, live_ids: set[str]) -> list[Failure]:
     """Every storage-integrity failure of the tracker (``live_ids``: ids with an item file)."""
     root = tracker.root
     out: list[Failure] = []
-    for path in _tracker_files(root):
-        rel = path.relative_to(root).as_posix()
+    for rel, name in _tracker_files(root):
+        path = Path(name)
         try:
-            data = path.read_bytes()
+            with open(name, "rb") as handle:
+                data = handle.read()
         except OSError as exc:
             out.append(
                 _failure(path.stem, f"cannot read {rel}: {exc.strerror}", rel, "fix permissions")
@@ -107,8 +116,8 @@ def check(tracker: Tracker, live_ids: set[str]) -> list[Failure]:
                 )
             )
             continue
-        top = path.relative_to(root).parts[0]
-        if top == "history" and path.suffix == ".jsonl":
+        top = rel.split("/", 1)[0]
+        if top == "history" and rel.endswith(".jsonl"):
             item_id = path.stem
             if _creates(data) > 1:
                 out.append(
@@ -132,7 +141,7 @@ def check(tracker: Tracker, live_ids: set[str]) -> list[Failure]:
                         f"edit: `pm history-repair {item_id}` records it after the delete",
                     )
                 )
-        elif path.suffix == ".json" and (top == "schema" or rel == "settings.json"):
+        elif rel.endswith(".json") and (top == "schema" or rel == "settings.json"):
             try:
                 json.loads(data)
             except ValueError as exc:

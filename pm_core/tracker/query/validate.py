@@ -5,9 +5,10 @@ Validation only reads; repair writes through :meth:`Tracker.reconcile_history`.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from itertools import pairwise
 from pathlib import Path
@@ -85,18 +86,29 @@ def validate(tracker: Tracker, checks: Sequence[str] | None = None) -> dict[str,
         "metadata": _check_metadata,
         "lifecycle": _check_lifecycle,
         "dependencies": _check_dependencies,
-        "history": _check_history,
         "duplicates": _check_duplicates,
         "claims": _check_claims,
         "storage_integrity": _check_storage_integrity,
     }
+    # The view is read once and only read from here on: collections need not walk it.
+    gc.freeze()
+    try:
+        history = _HistoryCheck(tracker, view, alone=selected == ["history"])
+        found = {name: runners[name](tracker, view) for name in selected if name != "history"}
+        if "history" in selected:
+            found["history"] = history.finish()
+        else:
+            history.cancel()
+    finally:
+        gc.unfreeze()
     results: list[dict[str, Any]] = []
     total = warned = 0
     for name in selected:
-        found = runners[name](tracker, view)
-        failures = [f for f in found if not f.get(_WARNING)]
+        failures = [f for f in found[name] if not f.get(_WARNING)]
         result: dict[str, Any] = {"name": name, "ok": not failures, "failures": failures}
-        warnings = [{k: v for k, v in f.items() if k != _WARNING} for f in found if f.get(_WARNING)]
+        warnings = [
+            {k: v for k, v in f.items() if k != _WARNING} for f in found[name] if f.get(_WARNING)
+        ]
         if warnings:
             result["warnings"] = warnings
         total += len(failures)
@@ -372,12 +384,111 @@ def _history_ids(history_dir: Path) -> list[str]:
     )
 
 
-def _check_history(tracker: Tracker, view: TrackerView) -> list[Failure]:
+class _HistoryCheck:
+    """The ``history`` check: every item's chain replayed and hashed, the biggest cost.
+
+    On a 2+ core machine with enough items, a forked child takes about half
+    the work (by history size) as soon as this is made, while this process
+    runs the other checks and then its own part. A fork shares the items
+    already read. Any trouble in the child (no fork, a crash, a bad pipe)
+    falls back to doing its part here, so the answer never depends on it.
+    """
+
+    def __init__(self, tracker: Tracker, view: TrackerView, *, alone: bool) -> None:
+        self.tracker = tracker
+        self.view = view
+        self.func = partial(_item_history_failures, tracker.store.history_dir)
+        self.items = view.item_list()
+        self.pid = 0
+        self.read_fd = -1
+        self.theirs: list[int] = []
+        if len(self.items) >= PARALLEL_MIN_ITEMS and (os.cpu_count() or 1) >= 2:
+            # With other checks to run here too, the child takes a little more.
+            self._fork(0.5 if alone else 0.55)
+
+    def _fork(self, share: float) -> None:
+        if not hasattr(os, "fork"):
+            return
+        history_dir = self.tracker.store.history_dir
+        weights = []
+        for item in self.items:
+            try:
+                weights.append(os.stat(history_dir / f"{item.id}.jsonl").st_size + 256)
+            except OSError:
+                weights.append(256)
+        given = mine = 0
+        for index, weight in enumerate(weights):  # to whichever side is behind its share
+            if given * (1 - share) <= mine * share:
+                self.theirs.append(index)
+                given += weight
+            else:
+                mine += weight
+        read_fd, write_fd = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_fd)
+            os.close(write_fd)
+            self.theirs = []
+            return
+        if pid == 0:  # the child: its part, pickled down the pipe, then out without cleanup
+            code = 0
+            try:
+                import pickle
+
+                os.close(read_fd)
+                data = pickle.dumps([self.func(self.items[i]) for i in self.theirs])
+                with os.fdopen(write_fd, "wb") as pipe:
+                    pipe.write(data)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        self.pid, self.read_fd = pid, read_fd
+
+    def _collect(self) -> list[list[Failure]] | None:
+        if not self.pid:
+            return None
+        with os.fdopen(self.read_fd, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0
+        try:
+            import pickle
+
+            got = pickle.loads(data) if status == 0 else None
+        except Exception:
+            got = None
+        return got if isinstance(got, list) and len(got) == len(self.theirs) else None
+
+    def cancel(self) -> None:
+        if self.pid:
+            import signal
+
+            os.kill(self.pid, signal.SIGKILL)
+            os.close(self.read_fd)
+            os.waitpid(self.pid, 0)
+            self.pid = 0
+
+    def finish(self) -> list[Failure]:
+        """Every history failure, in item order, then histories with no item."""
+        theirs = set(self.theirs)
+        mine = {i: self.func(item) for i, item in enumerate(self.items) if i not in theirs}
+        got = self._collect()
+        if got is None:
+            got = [self.func(self.items[i]) for i in self.theirs]
+        mine.update(zip(self.theirs, got, strict=True))
+        out: list[Failure] = []
+        for index in range(len(self.items)):
+            out.extend(mine[index])
+        out.extend(_orphan_histories(self.tracker, self.view))
+        return out
+
+
+def _orphan_histories(tracker: Tracker, view: TrackerView) -> list[Failure]:
     history_dir = tracker.store.history_dir
     out: list[Failure] = []
-    items = view.item_list()
-    for failures in _map_in_two(partial(_item_history_failures, history_dir), items):
-        out.extend(failures)
     known = set(view.by_id) | {p.stem for p, _ in view.corrupt}
     for item_id in _history_ids(history_dir):
         if item_id in known:
@@ -402,53 +513,6 @@ def _check_history(tracker: Tracker, view: TrackerView) -> list[Failure]:
 
 #: Below this many items a second process costs more than it saves.
 PARALLEL_MIN_ITEMS = 400
-
-
-def _map_in_two(func: Callable[[Item], list[Failure]], items: list[Item]) -> list[list[Failure]]:
-    """``[func(i) for i in items]``, half of it in a forked second process on a 2+ core machine.
-
-    Replaying every history is CPU-bound pure Python; a fork shares the items
-    already read. Any trouble in the child (no fork, a crash, a bad pipe)
-    falls back to doing its half here, so the answer never depends on it.
-    """
-    if len(items) < PARALLEL_MIN_ITEMS or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
-        return [func(item) for item in items]
-    import pickle
-
-    theirs = items[1::2]
-    read_fd, write_fd = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_fd)
-        os.close(write_fd)
-        return [func(item) for item in items]
-    if pid == 0:  # the child: its half, pickled down the pipe, then out without cleanup
-        code = 0
-        try:
-            os.close(read_fd)
-            data = pickle.dumps([func(item) for item in theirs])
-            with os.fdopen(write_fd, "wb") as pipe:
-                pipe.write(data)
-        except BaseException:
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    mine = [func(item) for item in items[0::2]]
-    with os.fdopen(read_fd, "rb") as pipe:
-        data = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    try:
-        got = pickle.loads(data) if status == 0 else None
-    except Exception:
-        got = None
-    if not isinstance(got, list) or len(got) != len(theirs):
-        got = [func(item) for item in theirs]
-    out: list[list[Failure]] = []
-    for index in range(len(items)):
-        out.append(mine[index // 2] if index % 2 == 0 else got[index // 2])
-    return out
 
 
 def _item_history_failures(history_dir: Path, item: Item) -> list[Failure]:
