@@ -24,14 +24,13 @@ Handler = Callable[[ToolContext, Mapping[str, Any]], Any]
 # ------------------------------------------------------------------ pm_append
 
 
-def append_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, text}``."""
-    return s.tool({"id": s.item_id(), "text": s.string()}, ["id", "text"])
+append_schema, _append_request_schema, _append_accepts = d.builders("append", ["id", "text"])
 
 
 def append_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """Append a paragraph to the item's body."""
-    return ctx.tracker.append(a.required_text(args, "id"), a.required_text(args, "text"))
+    """Append a paragraph to the item's body (``text``: what ``pm append`` reads from TEXT)."""
+    values = d.values("append", args)
+    return ctx.tracker.append(values["item_id"], a.required_text(args, "text"))
 
 
 # ------------------------------------------------------------------ comments, notes, learnings
@@ -166,11 +165,10 @@ def deps_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_copy
 
 
-def copy_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, title?}``."""
-    return s.tool({"id": s.item_id(), "title": s.string()}, ["id"])
+copy_schema, _copy_request_schema, _copy_accepts = d.builders("copy", ["id"])
 
 
 def copy_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The new item's receipt (open, unclaimed, no comments or history)."""
-    return ctx.tracker.copy(a.required_text(args, "id"), title=a.text(args, "title"))
+    values = d.values("copy", args)
+    return ctx.tracker.copy(values["item_id"], title=values["title"])

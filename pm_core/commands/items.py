@@ -193,4 +193,31 @@ PARAMS: dict[str, tuple[Param, ...]] = {
         Opt("--reason", "-r", dest="reason", help="Close reason, when --status closes the item."),
         MESSAGE,
     ),
+    "init": (
+        Arg("prefix", required=False, help="Id prefix (default pm-)."),
+        Opt("--id-prefix", dest="id_prefix", metavar="PREFIX", help="Id prefix (default pm-)."),
+        Opt(
+            "--no-merge-fence",
+            dest="no_merge_fence",
+            kind="flag",
+            help="Do not install the git merge drivers (another tool owns git merge config).",
+        ),
+    ),
+    "delete": (ITEM,),
+    "copy": (
+        ITEM,
+        Opt("--title", "-t", dest="title", help="Title of the copy (default: Copy of ...)."),
+    ),
+    "append": (
+        ITEM,
+        Arg("text", required=False, help="The paragraph to append."),
+        Opt("--stdin", dest="stdin", kind="flag", role="io", help="Read the text from stdin."),
+        Opt(
+            "--body-file",
+            dest="body_file",
+            metavar="FILE",
+            role="io",
+            help="Read the text from FILE.",
+        ),
+    ),
 }

@@ -1,13 +1,14 @@
 """Item commands: init, create, update, delete, copy, append.
 
-Declared in :data:`SPECS` (see :mod:`pm_core.cli.argspec`): they run without click.
+Declared in :mod:`pm_core.commands.items` (see :mod:`pm_core.cli.argspec`): they
+run without click, and the tools read the same declarations.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pm_core.cli.argspec import Arg, Opt, Spec, specs
+from pm_core.cli.argspec import Spec, specs
 from pm_core.cli.fieldopts import collect_values
 from pm_core.cli.state import CliState, read_text, split_commas
 from pm_core.commands.items import PARAMS
@@ -95,42 +96,16 @@ def run_append(
     state.emit(state.tracker.append(item_id, value), kind="mutation")
 
 
-_ITEM = Arg("item_id")
-_MESSAGE = Opt("--message", "-m", dest="message", help="A note recorded in history.")
-
 SPECS = specs(
-    Spec(
-        "init",
-        run_init,
-        args=(Arg("prefix", required=False),),
-        opts=(
-            Opt("--id-prefix", dest="id_prefix", metavar="PREFIX", help="Id prefix (default pm-)."),
-            Opt(
-                "--no-merge-fence",
-                dest="no_merge_fence",
-                kind="flag",
-                help="Do not install the git merge drivers (another tool owns git merge config).",
-            ),
-        ),
-    ),
-    Spec("create", run_create, params=PARAMS["create"]),
-    Spec("update", run_update, params=PARAMS["update"]),
-    Spec("delete", run_delete, args=(_ITEM,)),
-    Spec(
-        "copy",
-        run_copy,
-        args=(_ITEM,),
-        opts=(
-            Opt("--title", "-t", dest="title", help="Title of the copy (default: Copy of ...)."),
-        ),
-    ),
-    Spec(
-        "append",
-        run_append,
-        args=(_ITEM, Arg("text", required=False)),
-        opts=(
-            Opt("--stdin", dest="stdin", kind="flag", help="Read the text from stdin."),
-            Opt("--body-file", dest="body_file", metavar="FILE", help="Read the text from FILE."),
-        ),
+    *(
+        Spec(name, run, params=PARAMS[name])
+        for name, run in (
+            ("init", run_init),
+            ("create", run_create),
+            ("update", run_update),
+            ("delete", run_delete),
+            ("copy", run_copy),
+            ("append", run_append),
+        )
     ),
 )
