@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -59,13 +60,23 @@ def _two_branches(repo: GitRepo, a: list[list[str]], b: list[list[str]]) -> None
         repo.commit(f"branch {name}")
 
 
+def driver_words(command: str) -> list[str]:
+    import shlex
+
+    return shlex.split(command)
+
+
 def test_init_installs_fence_and_absolute_driver_config(tmp_path: Path) -> None:
     repo = GitRepo.create(tmp_path)
     text = (repo.path / ".gitattributes").read_text()
     assert '".agents/pm/history/*.jsonl" merge=pm-history' in text
     assert '".agents/pm/tasks/*.toon" merge=pm-item-toon' in text
     driver = repo.git("config", "--get", "merge.pm-item-toon.driver").stdout.strip()
-    assert driver.startswith(f"{sys.executable} -I -m pm_core.tracker.merge.driver item")
+    # This interpreter by absolute path, started lean (isolated, no site), pm_core named on the path.
+    words = driver_words(driver)
+    assert os.path.samefile(words[0], sys.executable) and words[1:4] == ["-I", "-S", "-c"]
+    assert "from pm_core.tracker.merge.driver import main" in words[4]
+    assert words[5] == "item"
     assert driver.endswith('"%O" "%A" "%B" --item-path %P')
     for key in ("pm-item-markdown", "pm-history", "pm-relationship", "pm-json"):
         assert repo.git("config", "--get", f"merge.{key}.driver").returncode == 0

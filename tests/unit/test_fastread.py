@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pm_core.tracker.model.item import item_from_record
 from pm_core.tracker.storage.fastread import read_record
-from pm_core.tracker.storage.store import encode_item
+from pm_core.tracker.storage.itemfile import encode_item
 
 # Text that exercises quoting: delimiters, colons, quotes, escapes, look-alikes.
 _TRICKY = st.sampled_from(

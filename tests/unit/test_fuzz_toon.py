@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pm_core.tracker.model.errors import CorruptItemError
 from pm_core.tracker.model.item import Item, item_from_record
-from pm_core.tracker.storage.store import decode_item, encode_item
+from pm_core.tracker.storage.itemfile import decode_item, encode_item
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "toon"
 VALID = [p.read_bytes() for p in sorted(FIXTURES.glob("*.toon"))]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pm_core.tracker.api import Tracker
-from pm_core.tracker.storage.store import decode_item, encode_item
+from pm_core.tracker.storage.itemfile import decode_item, encode_item
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "toon"
 FIXTURE_FILES = sorted(FIXTURES.glob("*.toon"))

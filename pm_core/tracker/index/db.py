@@ -31,7 +31,8 @@ from pm_core.tracker.index.rows import (
 from pm_core.tracker.index.schema import MMAP_BYTES, STATEMENTS, VERSION_TAG
 from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, PmError
 from pm_core.tracker.model.item import Item
-from pm_core.tracker.storage.store import ITEM_SUFFIX, decode_item
+from pm_core.tracker.storage.itemfile import decode_item
+from pm_core.tracker.storage.store import ITEM_SUFFIX
 
 INDEX_FILE = "index.sqlite"
 #: A file whose mtime is this close to the moment it was indexed is re-read

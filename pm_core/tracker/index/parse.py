@@ -22,7 +22,7 @@ from pm_core.tracker.index.rows import (
 )
 from pm_core.tracker.model.errors import CorruptItemError
 from pm_core.tracker.model.item import Item, ItemFormatError, item_from_record
-from pm_core.tracker.storage.store import decode_item
+from pm_core.tracker.storage.itemfile import decode_item
 
 #: Files per job handed to a worker (large: fewer round trips, still a smooth progress line).
 JOB_FILES = 1000

@@ -21,9 +21,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
 
 KINDS: tuple[str, ...] = ("item", "history", "relationship", "json")
 USAGE = (
@@ -54,8 +56,8 @@ def _read(path: str, label: str) -> bytes:
 
 def _write_over(path: str, data: bytes) -> None:
     """Replace ``path`` so it holds the old bytes or the new ones, never a part."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.pm-merge.{os.getpid()}.tmp")
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.pm-merge.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
@@ -110,6 +112,8 @@ def _tracker_of(item_path: str | None) -> Path | None:
     """The tracker folder holding ``item_path`` (relative to the worktree), when it is one."""
     if not item_path:
         return None
+    from pathlib import Path
+
     rel = Path(item_path)
     if rel.is_absolute() or ".." in rel.parts or len(rel.parts) < 2:
         return None
@@ -132,6 +136,8 @@ def merge_item(
     merged = result.merge
     if not merged.decisions and not merged.id_collision:
         return result.data, DriverResult(0, "")
+    from pathlib import Path
+
     from pm_core.tracker.merge.receipts import build_receipt, git_common_dir, write_receipt
     from pm_core.tracker.model.clock import now_iso
 

@@ -14,6 +14,7 @@ does not have.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -104,11 +105,42 @@ def fence_patterns(tracker_rel: str, folders: Sequence[str]) -> list[str]:
     return lines
 
 
+#: What a driver run imports from outside the standard library (history merges re-diff with jsonpatch).
+DRIVER_PACKAGES: tuple[str, ...] = ("pm_core", "jsonpatch", "jsonpointer")
+
+
 def driver_command(kind: str, item_path: bool, python: str | None = None) -> str:
-    """The ``merge.<name>.driver`` value: this interpreter by absolute path, git's placeholders."""
+    """The ``merge.<name>.driver`` value: this interpreter by absolute path, git's placeholders.
+
+    The driver starts once per merged file, so it starts lean: isolated
+    (``-I``: no environment variables, no user site), without the ``site``
+    module (``-S``: no ``.pth`` processing), with the folders that hold the
+    packages it needs (:data:`DRIVER_PACKAGES`) named on ``sys.path``, and run
+    as ``-c`` code (no ``runpy``).
+    """
     exe = shlex.quote(python or sys.executable)
-    command = f'{exe} -I -m {DRIVER_MODULE} {kind} "%O" "%A" "%B"'
+    code = (
+        f"import sys; sys.path[:0] = {driver_path()!r}; "
+        f"from {DRIVER_MODULE} import main; sys.exit(main())"
+    )
+    command = f'{exe} -I -S -c {shlex.quote(code)} {kind} "%O" "%A" "%B"'
     return command + (" --item-path %P" if item_path else "")
+
+
+def driver_path() -> list[str]:
+    """The folders holding :data:`DRIVER_PACKAGES` as this program imports them."""
+    import importlib
+
+    folders: list[str] = []
+    for name in DRIVER_PACKAGES:
+        module = importlib.import_module(name)
+        origin = os.path.abspath(str(module.__file__))
+        # A package's folder is the one above its __init__.py; a module's is its own.
+        top = os.path.dirname(origin)
+        folder = os.path.dirname(top) if os.path.basename(origin) == "__init__.py" else top
+        if folder not in folders:
+            folders.append(folder)
+    return folders
 
 
 def config_entries(python: str | None = None) -> list[tuple[str, str]]:

@@ -279,7 +279,7 @@ class ItemFileMerge(NamedTuple):
 
 def decode_record(data: bytes, source: str) -> dict[str, Any]:
     """An item file's record (CorruptItemError naming ``source`` when it is not an item)."""
-    from pm_core.tracker.storage.store import decode_item
+    from pm_core.tracker.storage.itemfile import decode_item
 
     return decode_item(data, source).to_record()
 
@@ -291,7 +291,7 @@ def merge_item_files(base: bytes, ours: bytes, theirs: bytes, source: str) -> It
     file). Raises CorruptItemError when a side is not a readable item.
     """
     from pm_core.tracker.model.item import item_from_record
-    from pm_core.tracker.storage.store import encode_item
+    from pm_core.tracker.storage.itemfile import encode_item
 
     ancestor = decode_record(base, f"{source} (base)") if base.strip() else None
     merged = merge_records(

@@ -122,6 +122,26 @@ def _reapply(
     return _as_document(merged.record)
 
 
+def _patch_between(
+    written: list[dict[str, Any]], running: dict[str, Any], following: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """A patch from ``running`` to ``following``: the entry's own when it still gets there.
+
+    A change such as "append a comment, set updated_at" usually means the same
+    on the merged state; keeping its patch keeps the entry as its writer wrote
+    it. Otherwise each changed field is written whole (:func:`key_patch`: no
+    diff library to load in a driver that starts once per file).
+    """
+    from pm_core.tracker.storage.history import PatchError, apply_patch, key_patch
+
+    try:
+        if canonical_json(apply_patch(running, written)) == canonical_json(following):
+            return written
+    except PatchError:
+        pass
+    return key_patch(running, following)
+
+
 def _order_key(entry: Mapping[str, Any]) -> tuple[int, str, str]:
     # A delete sorts after everything else: see the module docstring.
     return (
@@ -177,10 +197,8 @@ def merge_history_text(base: str, ours: str, theirs: str) -> HistoryMerge:
             running = after
             continue
         following = _empty() if entry.get("op") == "delete" else _reapply(before, running, after)
-        from pm_core.tracker.storage.history import make_patch
-
         rewritten = dict(entry)
-        rewritten["patch"] = make_patch(running, following)
+        rewritten["patch"] = _patch_between(entry["patch"], running, following)
         rewritten["before_hash"] = item_hash(running)
         rewritten["after_hash"] = item_hash(following)
         rewritten["item_hash_version"] = _epoch()

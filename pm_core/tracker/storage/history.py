@@ -11,11 +11,9 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pm_core.tracker.model.clock import parse_iso
 from pm_core.tracker.model.errors import CorruptItemError, NotFoundError, UsageError
 from pm_core.tracker.model.item import Item
 from pm_core.tracker.model.itemhash import (
@@ -30,6 +28,8 @@ from pm_core.tracker.model.itemhash import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pm_core.tracker.storage.store import Store
 
 EMPTY_DOCUMENT: dict[str, Any] = {"metadata": {}, "body": ""}
@@ -47,6 +47,31 @@ def make_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, 
     import jsonpatch
 
     ops: list[dict[str, Any]] = jsonpatch.make_patch(before, after).patch
+    return ops
+
+
+def key_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """A coarse RFC 6902 patch from ``before`` to ``after``: one operation per changed key.
+
+    Each top-level metadata key (and the body) that differs is added,
+    removed or replaced whole. Valid wherever :func:`make_patch`'s is; used
+    where the diff's import would cost more than its smaller patch saves (a
+    merge driver starts once per file).
+    """
+    old, new = before.get("metadata") or {}, after.get("metadata") or {}
+    if set(before) != {"metadata", "body"} or set(after) != {"metadata", "body"}:
+        return [{"op": "replace", "path": "", "value": _copy(after)}]
+    ops: list[dict[str, Any]] = []
+    for key in sorted(old.keys() | new.keys()):
+        path = "/metadata/" + key.replace("~", "~0").replace("/", "~1")
+        if key not in new:
+            ops.append({"op": "remove", "path": path})
+        elif key not in old:
+            ops.append({"op": "add", "path": path, "value": _copy(new[key])})
+        elif not _same_json(old[key], new[key]):
+            ops.append({"op": "replace", "path": path, "value": _copy(new[key])})
+    if not _same_json(before.get("body"), after.get("body")):
+        ops.append({"op": "replace", "path": "/body", "value": after.get("body")})
     return ops
 
 
@@ -876,6 +901,7 @@ def version_index(entries: list[HistoryEntry], ref: str) -> int:
                 f"version {number} does not exist", hint=f"versions run from 1 to {len(entries)}"
             )
         return number
+    from pm_core.tracker.model.clock import parse_iso
 
     try:
         moment = parse_iso(text)
