@@ -104,6 +104,9 @@ class HostSettings:
     allowlist: frozenset[str] | None = None
     strict: bool = False
     trace: bool = False
+    #: The workspace's own allowlist of installed plugins (``extensions.enabled``);
+    #: ``None`` when it names none.
+    workspace_allowlist: frozenset[str] | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> HostSettings:
@@ -119,6 +122,59 @@ class HostSettings:
             strict=env.get("PM_PLUGINS_STRICT", "") not in ("", "0", "false"),
             trace=env.get("PM_TRACE_PLUGINS", "") not in ("", "0", "false"),
         )
+
+    def with_workspace(self, root: Path | None) -> HostSettings:
+        """These settings narrowed by the workspace's ``settings.json`` (see :func:`workspace_extensions`)."""
+        enabled, disabled = workspace_extensions(root)
+        return attrs.evolve(
+            self, disabled=self.disabled | disabled, workspace_allowlist=enabled or None
+        )
+
+
+def workspace_extensions(root: Path | None) -> tuple[frozenset[str], frozenset[str]]:
+    """``(enabled, disabled)`` plugin names of the tracker at ``root`` (its ``settings.json``).
+
+    ``extensions.disabled`` names plugins this workspace does not load (as
+    ``PM_DISABLE_PLUGINS`` does); a non-empty ``extensions.enabled`` is the only
+    installed plugins it loads (as ``PM_LOAD_PLUGINS``; built-ins always load).
+    Each is a list of names or one comma-separated string. A workspace can only
+    narrow what is installed, never add to it; unreadable settings narrow nothing
+    (the tracker reports them).
+    """
+    if root is None:
+        return frozenset(), frozenset()
+    import json
+
+    try:
+        settings = json.loads((root / "settings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset(), frozenset()
+    group = settings.get("extensions") if isinstance(settings, dict) else None
+    if not isinstance(group, dict):
+        return frozenset(), frozenset()
+
+    def names(value: object) -> frozenset[str]:
+        parts = value.split(",") if isinstance(value, str) else value
+        if not isinstance(parts, list):
+            return frozenset()
+        return frozenset(p.strip() for p in parts if isinstance(p, str) and p.strip())
+
+    return names(group.get("enabled")), names(group.get("disabled"))
+
+
+def installed_plugins() -> tuple[tuple[str, str, str, str], ...]:
+    """``(name, target, distribution, version)`` of every installed ``pm.plugins`` entry point.
+
+    What a new :func:`build_host` would load: a change means a plugin was
+    installed, removed or upgraded. Caches of the import system are dropped
+    first, so a distribution installed since the last look is seen.
+    """
+    importlib.invalidate_caches()
+    return _fingerprint(_entry_point_sources())
+
+
+def _fingerprint(sources: Iterable[PluginSource]) -> tuple[tuple[str, str, str, str], ...]:
+    return tuple(sorted((src.name, src.module, src.source, src.version) for src in sources))
 
 
 @attrs.frozen(slots=True)
@@ -175,6 +231,8 @@ class Host:
         self._providers: list[tuple[str, ResourceProvider]] | None = None
         self._prompts: dict[str, tuple[str, PromptSpec]] | None = None
         self._extensions: list[tuple[str, ProtocolExtension]] | None = None
+        #: The installed entry points this host was built from (:func:`installed_plugins`).
+        self.installed: tuple[tuple[str, str, str, str], ...] = ()
 
     # --- loading -----------------------------------------------------------
 
@@ -184,13 +242,15 @@ class Host:
         for src in sources:
             record = PluginRecord(src.name, src.source, src.version, module=src.module)
             self.records[src.name] = record
-            allowed = self.settings.allowlist
-            # The allowlist filters installed third-party plugins; built-ins and
+            # The allowlists filter installed third-party plugins; built-ins and
             # plugins handed to build_host() by the embedding program always load.
+            installed = src.source not in ("builtin", "local")
             if src.name in self.settings.disabled or (
-                allowed is not None
-                and src.source not in ("builtin", "local")
-                and src.name not in allowed
+                installed
+                and any(
+                    allowed is not None and src.name not in allowed
+                    for allowed in (self.settings.allowlist, self.settings.workspace_allowlist)
+                )
             ):
                 record.status = "blocked"
                 continue
@@ -434,13 +494,16 @@ def build_host(
     *,
     plugins: Sequence[tuple[str, object]] = (),
     entry_points: bool = True,
+    workspace: Path | None = None,
 ) -> Host:
     """Build a host: entry-point plugins (built-in and installed), plus ``plugins``.
 
     ``plugins`` are extra ``(name, object)`` pairs registered as local plugins;
-    tests use them through :mod:`pm_core.testing`.
+    tests use them through :mod:`pm_core.testing`. ``workspace`` (a tracker
+    root) narrows the installed plugins by its ``extensions`` settings
+    (:func:`workspace_extensions`).
     """
-    settings = HostSettings.from_env(os.environ if env is None else env)
+    settings = HostSettings.from_env(os.environ if env is None else env).with_workspace(workspace)
     host = Host(settings)
     sources: list[PluginSource] = []
     from pm_core import defaults  # the core's own default hook implementations
@@ -448,7 +511,9 @@ def build_host(
     sources.append(PluginSource("core", "builtin", _version(), lambda: defaults))
     if entry_points:
         sources.extend(_builtin_sources())
-        sources.extend(_entry_point_sources())
+        installed = _entry_point_sources()
+        host.installed = _fingerprint(installed)
+        sources.extend(installed)
     for name, obj in plugins:
         sources.append(PluginSource(name, "local", "", _constant(obj)))
     host.load(sources)

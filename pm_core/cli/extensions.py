@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -19,14 +20,38 @@ if TYPE_CHECKING:
     from pm_core.host import Host
 
 
-@lru_cache(maxsize=1)
 def installed_host() -> Host:
-    """The host of the installed plugins, built once per process on first need."""
+    """The host of the installed plugins, built once per process on first need.
+
+    The tracker's ``extensions`` settings (``--path``, ``PM_PATH`` or the
+    enclosing repository) narrow what loads, as they do for ``pm-mcp``.
+    """
+    return _host_for(_workspace())
+
+
+def _workspace() -> Path:
+    import os
+
+    from pm_core.cli.state import CliState
+    from pm_core.tracker.storage.workspace import find_root
+
+    ctx = click.get_current_context(silent=True)
+    state = ctx.find_object(CliState) if ctx is not None else None
+    if state is not None and state.path:
+        try:
+            return Path(state.path).expanduser().resolve()
+        except (OSError, RuntimeError, ValueError):  # the tracker reports a bad --path
+            pass
+    return find_root(Path.cwd(), os.environ)
+
+
+@lru_cache(maxsize=4)
+def _host_for(workspace: Path) -> Host:
     from pm_core.host import PluginLoadError, build_host
     from pm_core.tracker.model.errors import PmError
 
     try:
-        return build_host()
+        return build_host(workspace=workspace)
     except PluginLoadError as exc:  # PM_PLUGINS_STRICT asked for a broken plugin to be fatal
         raise PmError(
             str(exc), hint="fix or uninstall it, or unset PM_PLUGINS_STRICT; see pm-plugins list -v"

@@ -48,8 +48,11 @@ The committed copy lists pm's own commands only: regenerate it with
 
 
 def _host() -> Host:
+    from pm_core.tracker.storage.workspace import find_root
+
     try:
-        return build_host(os.environ)
+        # The workspace's extension settings narrow what loads, as in pm and pm-mcp.
+        return build_host(os.environ, workspace=find_root(Path.cwd()))
     except PluginLoadError as exc:
         raise click.ClickException(str(exc)) from exc
 

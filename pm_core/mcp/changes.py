@@ -5,7 +5,10 @@ every :data:`POLL_SECONDS` and tells the sessions that care:
 
 - ``notifications/tools/list_changed`` to every session that has made a
   request, when ``settings.json`` or ``schema/`` changes (types, statuses,
-  fields, workflows: what the tool schemas are projected from);
+  fields, workflows: what the tool schemas are projected from), and when an
+  extension is installed, removed, enabled or disabled so that the tools or
+  commands change (a ``sys.path`` folder or ``settings.json`` changed and the
+  server's ``tools_check`` rebuilt its host);
 - ``notifications/resources/updated`` to the sessions subscribed to a URI:
   ``pm://workspace/context`` and ``claims`` when any item (or a lease) changes,
   ``focus`` when the session focus or an item changes, ``agent-guide`` when
@@ -71,11 +74,19 @@ def _tree(directory: Path, skip: Callable[[str], bool] = lambda _n: False) -> di
     return out
 
 
+def _import_paths() -> tuple[tuple[str, Stat | None], ...]:
+    """The ``sys.path`` folders and their stat: installing a distribution changes one."""
+    import sys
+
+    return tuple((entry, _stat(Path(entry))) for entry in sys.path if entry)
+
+
 class Snapshot:
     """The stat facts one poll looks at."""
 
     def __init__(self, root: Path) -> None:
         self.schema = (_stat(root / "settings.json"), tuple(sorted(_tree(root / "schema").items())))
+        self.paths = _import_paths()
         items = _tree(root, lambda n: n in NOT_ITEMS or "." in n)
         self.items = items
         runtime = _tree(root / "runtime", lambda n: n.startswith("index."))
@@ -139,9 +150,19 @@ class _Watch:
 class ChangeWatcher:
     """Polls the tracker and notifies initialize-era sessions (see the module docstring)."""
 
-    def __init__(self, root: Path, interval: float = POLL_SECONDS) -> None:
+    def __init__(
+        self,
+        root: Path,
+        interval: float = POLL_SECONDS,
+        tools_check: Callable[[], bool] | None = None,
+    ) -> None:
         self.root = root
         self.interval = interval
+        #: Called when an import folder or the settings changed (and on the first
+        #: poll): True when the installed or enabled extensions changed the tools.
+        self.tools_check = tools_check
+        self._checked = False
+        self._recheck = False
         self._lock = threading.Lock()
         self._watches: dict[int, _Watch] = {}
         self._stop = threading.Event()
@@ -192,6 +213,14 @@ class ChangeWatcher:
         now = Snapshot(self.root)
         previous, self._last = self._last, now
         tools_changed = previous is not None and previous.schema != now.schema
+        paths_changed = previous is not None and previous.paths != now.paths
+        if self.tools_check is not None and (
+            not self._checked or self._recheck or paths_changed or tools_changed
+        ):
+            # A folder changes when an installer creates a distribution's metadata
+            # folder, before its files are written: look once more on the next poll.
+            self._checked, self._recheck = True, paths_changed
+            tools_changed = self.tools_check() or tools_changed
         with self._lock:
             watches = list(self._watches.values())
         for watch in watches:

@@ -121,16 +121,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pm_core.mcp.config import ServerConfig, check_startup
 
     try:
-        host = build_host(env)
-    except PluginLoadError as exc:
-        print(f"pm-mcp: {exc}", file=sys.stderr)
-        return 1
-    try:
         config = server_config(args, env)
     except ConfigurationError as exc:
         print(f"pm-mcp: {exc}", file=sys.stderr)
         return EXIT_USAGE
     assert isinstance(config, ServerConfig)
+    try:
+        # The workspace's extension settings narrow the installed plugins.
+        host = build_host(env, workspace=config.root)
+    except PluginLoadError as exc:
+        print(f"pm-mcp: {exc}", file=sys.stderr)
+        return 1
     try:
         check_startup(host, config)
     except ConfigurationError as exc:

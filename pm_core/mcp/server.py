@@ -31,7 +31,7 @@ from pm_core.contracts import (
     ToolDescriptor,
     ToolResult,
 )
-from pm_core.host import Host
+from pm_core.host import Host, workspace_extensions
 from pm_core.mcp.changes import ChangeWatcher, subscribable
 from pm_core.mcp.config import DEFAULT_MAX_RESPONSE_BYTES as DEFAULT_MAX_RESPONSE_BYTES
 from pm_core.mcp.config import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
@@ -72,7 +72,9 @@ class PmMcp:
         self.command_policy = config.operator.command_policy()
         self._withheld: frozenset[str] | None = None
         self._options: Mapping[str, str] | None = None
-        self.changes = ChangeWatcher(config.root)
+        # What the host was built from, without a second scan of the installed distributions.
+        self._plugins: PluginState = (host.installed, workspace_extensions(config.root))
+        self.changes = ChangeWatcher(config.root, tools_check=self.refresh_host)
         self.server: Server[Any] = Server(
             "pm-mcp",
             version=__version__,
@@ -96,6 +98,33 @@ class PmMcp:
         self.server.add_request_handler("server/discover", types.RequestParams, self._discover)
         self.server.middleware.insert(0, self._sanitize_errors)
         self.server.middleware.append(self._advertise_extensions)
+
+    def refresh_host(self) -> bool:
+        """Rebuild the host when installed plugins or the workspace's extension settings changed.
+
+        Called by the change watcher when a ``sys.path`` folder or the settings
+        changed. Returns whether the tool surface changed (a tool or command
+        came, went or changed its declaration), so sessions are told
+        ``notifications/tools/list_changed``. Protocol extensions stay as the
+        server started with them (their request handlers are registered once).
+        """
+        found = installed_plugins_of(self.config.root)
+        if found == self._plugins:
+            return False
+        from pm_core.host import PluginLoadError, build_host
+
+        try:
+            host = build_host(self.config.env, workspace=self.config.root)
+        except PluginLoadError as exc:  # strict mode: keep serving what was loaded
+            log.warning("plugin_reload_failed", error=str(exc))
+            return False
+        before = _surface(self.host)
+        self.host, self._plugins = host, found
+        self._withheld = None
+        self._skill_origins = None
+        self.server.instructions = self.instructions()
+        log.info("plugins_reloaded", plugins=[name for name, *_ in found[0]])
+        return _surface(host) != before
 
     def profile_tools(self, request: RequestContext | None = None) -> frozenset[str]:
         """The tool names a client at the server's profile (or ``request``'s) can call."""
@@ -511,6 +540,27 @@ class PmMcp:
             if isinstance(caps.get("tools"), dict):
                 caps["tools"]["listChanged"] = True
         return result
+
+
+PluginState = tuple[tuple[tuple[str, str, str, str], ...], tuple[frozenset[str], frozenset[str]]]
+
+
+def installed_plugins_of(root: Path) -> PluginState:
+    """What the host of a server at ``root`` is built from: installed plugins, extension settings."""
+    from pm_core.host import installed_plugins
+
+    return (installed_plugins(), workspace_extensions(root))
+
+
+def _surface(host: Host) -> tuple[object, ...]:
+    """The tools and commands ``host`` contributes (names, owners, tiers): what tools/list projects."""
+    tools = sorted((name, spec.command, spec.description) for name, spec in host.tools().items())
+    commands = sorted(
+        (name, spec.tier, spec.family, spec.summary, str(spec.params))
+        for name, spec in host.commands().items()
+    )
+    records = sorted((r.name, r.status, r.version) for r in host.records.values())
+    return (tuple(tools), tuple(commands), tuple(records))
 
 
 def connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
