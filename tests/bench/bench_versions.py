@@ -2,8 +2,8 @@
 
 Run: ``python tests/bench/bench_versions.py BEFORE_BIN AFTER_BIN [--sizes 10000,100000]
 [--repeat 9]``, each ``*_BIN`` the ``bin/`` folder of a venv with pm installed (say
-one built from an older commit and this tree). Both read the same cached
-workspaces (``generate.py``); each run of a command goes through every size and
+one built from an older commit and this tree). Each reads its own copy of
+the same cached workspaces (``generate.py``); each run of a command goes through every size and
 both installs in turn, the order flipping run by run, so a machine that speeds up
 or slows down affects both sides alike. Prints, per size and command, the median
 wall and CPU ms of each install and the ratio after/before; ``--version`` and
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -48,11 +49,15 @@ def compare(
 ) -> dict[str, Any]:
     """Median wall/CPU ms per size, command and install; sizes and installs alternating."""
     roots = {n: cached_workspace(n, cache, progress=sys.stderr.isatty()) for n in sizes}
-    sides = {
-        (n, k): Side(roots[n], repeat, pm / "pm")
-        for n in sizes
-        for k, pm in (("before", before), ("after", after))
-    }
+    # Each install reads its own copy: two versions may keep different read-index
+    # schemas, and sharing one index would make every alternation rebuild it.
+    scratch = Path(tempfile.mkdtemp(prefix="versions-", dir=cache))
+    sides = {}
+    for n in sizes:
+        for k, pm in (("before", before), ("after", after)):
+            copy = scratch / f"{n}-{k}" / roots[n].name
+            shutil.copytree(roots[n], copy, symlinks=True)
+            sides[(n, k)] = Side(copy, repeat, pm / "pm")
     out: dict[str, Any] = {"sizes": sizes, "repeat": repeat, "commands": {}}
     try:
         for side in sides.values():  # settle: build the index, warm the page cache
@@ -83,6 +88,7 @@ def compare(
     finally:
         for side in sides.values():
             side.cleanup()
+        shutil.rmtree(scratch, ignore_errors=True)
     return out
 
 
