@@ -98,8 +98,9 @@ class Opt:
         #: Fixed allowed values, or a :data:`SOURCES` name (the workspace's list).
         self.choices = choices
         self.role: Role = role
-        #: The MCP key: ``""`` derives it from ``dest``; ``None`` (role ``io``) has none.
-        self.tool: str | None = None if role == "io" else (tool or camel(dest))
+        #: The MCP key: ``""`` derives it from ``dest``; ``None`` (and role ``io``) has
+        #: none: a person-only switch, or how the CLI reads its input.
+        self.tool: str | None = None if role == "io" or tool is None else (tool or camel(dest))
         #: Listed in the compact (core and standard) tool schemas.
         self.compact = compact
         #: A lower bound the SDK checks for both doors (the CLI then gives the

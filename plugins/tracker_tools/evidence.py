@@ -94,28 +94,17 @@ def link_handler(kind: str) -> Handler:
 # ------------------------------------------------------------------ pm_test
 
 
-def test_schema(_c: WorkspaceContracts) -> Schema:
-    """``{id, add?, remove?, run?, timeoutSeconds?, note?}``."""
-    return s.tool(
-        {
-            "id": s.item_id(),
-            "add": s.string("Test command to link."),
-            "remove": s.string("Linked command (or its number) to unlink."),
-            "run": s.boolean(),
-            "timeoutSeconds": s.integer(1),
-            "note": s.string(),
-        },
-        ["id"],
-    )
+test_schema, _test_request_schema, _test_accepts = d.builders("test", ["id"])
 
 
 def test_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """List, link, unlink or run the item's test commands (runs are recorded)."""
+    from pm_core.commands.assurance import timeout_seconds
+
+    values = d.values("test", args)
     item = a.required_text(args, "id")
-    add, remove = a.text(args, "add"), a.text(args, "remove")
-    run = a.flag(args, "run")
-    timeout = a.integer(args, "timeoutSeconds", minimum=1)
-    note = a.text(args, "note")
+    add, remove, run, note = values["add"], values["remove"], values["run"], values["note"]
+    timeout = timeout_seconds(values["timeout"])
     chosen = [name for name, on in (("add", add), ("remove", remove), ("run", run)) if on]
     if len(chosen) > 1:
         raise UsageError(f"pass one of add, remove, run (got {', '.join(chosen)})")

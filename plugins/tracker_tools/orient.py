@@ -148,30 +148,22 @@ def plan_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_validate / pm_health
 
 
-def validate_schema(_c: WorkspaceContracts) -> Schema:
-    """``{options: {checks, fix}}``."""
-    from pm_core.tracker.query.validate import CHECKS
-
-    checks = {"type": "array", "items": s.choice(CHECKS)}
-    return s.tool({"options": s.obj({"checks": checks, "fix": s.boolean()})})
+validate_schema = _options_schema("validate")
 
 
 def validate_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """The checks' findings (all checks unless some are named); ``fix`` repairs history first, as ``pm validate --fix``."""
     from pm_core.tracker.query.validate import repair_history
 
-    options, warnings = a.known_options(a.bag(args), ("checks", "fix"), "pm_validate")
-    checks = a.text_list(options, "checks")
-    repaired = repair_history(ctx.tracker) if a.flag(options, "fix") else None
-    report = ctx.tracker.validate(checks or None)
+    values, warnings = _declared_options("validate", args)
+    repaired = repair_history(ctx.tracker) if values["fix"] else None
+    report = ctx.tracker.validate(list(values["checks"]) or None)
     if repaired is not None:
         report = {**report, "repair": repaired}
     return a.result(report, warnings)
 
 
-def health_schema(_c: WorkspaceContracts) -> Schema:
-    """``{}``."""
-    return s.tool({})
+health_schema, _health_request_schema, _health_accepts = d.builders("health")
 
 
 def health_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:

@@ -80,6 +80,13 @@ def test_graph_analyses_written_for_start_up_match_the_graph_module() -> None:
     assert GRAPH_SUBCOMMANDS == SUBCOMMANDS
 
 
+def test_validate_checks_written_for_start_up_match_the_validate_module() -> None:
+    from pm_core.commands.assurance import VALIDATE_CHECKS
+    from pm_core.tracker.query.validate import CHECKS
+
+    assert VALIDATE_CHECKS == CHECKS
+
+
 def _complete(words: str) -> list[str]:
     import os
     import subprocess

@@ -1,13 +1,18 @@
-"""Assurance commands: validate, health, test."""
+"""Assurance commands: validate, health, test.
+
+Declared in :mod:`pm_core.commands.assurance` (see :mod:`pm_core.cli.argspec`):
+the tools ``pm_validate``, ``pm_health`` and ``pm_test`` read the same
+declarations, so every option here is a tool key there (``pm test``'s approval
+switches are for a person at this clone's terminal only).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-import click
-
-from pm_core.cli.clickstate import json_option, pass_state
+from pm_core.cli.argspec import Spec, specs
 from pm_core.cli.state import CliState, split_commas
+from pm_core.commands.assurance import PARAMS, timeout_seconds
 from pm_core.tracker.model.errors import PmError, UsageError
 
 
@@ -21,25 +26,7 @@ def _failing_ids(report: dict[str, Any]) -> list[str]:
     return ids
 
 
-@click.command("validate")
-@click.option(
-    "--check",
-    "checks",
-    multiple=True,
-    metavar="NAME",
-    help="Only these checks (parse, metadata, lifecycle, dependencies, history, duplicates, "
-    "claims, storage_integrity).",
-)
-@click.option(
-    "--fix",
-    "--repair-history",
-    "fix",
-    is_flag=True,
-    help="First repair histories that drifted from their files (the file is kept).",
-)
-@json_option
-@pass_state
-def cmd_validate(state: CliState, checks: tuple[str, ...], fix: bool) -> None:
+def run_validate(state: CliState, checks: tuple[str, ...], fix: bool) -> None:
     """Check every item; exit 1 naming each failing item when a check fails."""
     from pm_core.tracker.query.validate import repair_history, validate
 
@@ -56,10 +43,7 @@ def cmd_validate(state: CliState, checks: tuple[str, ...], fix: bool) -> None:
         )
 
 
-@click.command("health")
-@json_option
-@pass_state
-def cmd_health(state: CliState) -> None:
+def run_health(state: CliState) -> None:
     """Check the workspace (settings, schema, folders, locks, skills); exit 1 when unhealthy."""
     from pm_core.host import build_host
     from pm_core.sdk import with_skills_check
@@ -78,29 +62,7 @@ def cmd_health(state: CliState) -> None:
         )
 
 
-@click.command("test")
-@click.argument("item_id", required=False)
-@click.option("--add", "add", metavar="COMMAND", help="Link a test command (approves it here).")
-@click.option("--remove", "remove", metavar="COMMAND|N", help="Unlink a test (command or number).")
-@click.option("--run", is_flag=True, help="Run the linked commands and record the results.")
-@click.option(
-    "--approve",
-    is_flag=True,
-    help="Show the linked commands this clone has not approved and approve them "
-    "(one prompt per command on a terminal).",
-)
-@click.option("--all", "all_items", is_flag=True, help="With --approve: every item's commands.")
-@click.option(
-    "--yes",
-    is_flag=True,
-    help="With --approve: approve every command shown without prompting "
-    "(required when not on a terminal or when CI=true).",
-)
-@click.option("--timeout", type=float, metavar="SECONDS", help="Timeout per command.")
-@click.option("--note", help="Why this test matters (with --add).")
-@json_option
-@pass_state
-def cmd_test(
+def run_test(
     state: CliState,
     item_id: str | None,
     add: str | None,
@@ -133,7 +95,7 @@ def cmd_test(
     if add:
         options: dict[str, Any] = {"note": note}
         if timeout is not None:
-            options["timeout_seconds"] = int(timeout) if float(timeout).is_integer() else timeout
+            options["timeout_seconds"] = timeout_seconds(timeout)
         state.emit(tracker.test_add(item_id, add, **options), kind="mutation")
     elif remove:
         state.emit(tracker.test_remove(item_id, remove), kind="mutation")
@@ -168,6 +130,8 @@ def _interactive() -> bool:
 
 def _approve(state: CliState, item_id: str | None, *, all_items: bool, yes: bool) -> None:
     """Show each unapproved linked command, then approve it (prompted, or ``--yes``)."""
+    import click
+
     from pm_core.tracker.gate import approvals
 
     tracker = state.tracker
@@ -211,3 +175,10 @@ def _approve(state: CliState, item_id: str | None, *, all_items: bool, yes: bool
         {"approved": approved, "declined": declined, "store": str(approvals.store_dir(repo))},
         kind="mutation",
     )
+
+
+SPECS = specs(
+    Spec("validate", run_validate, params=PARAMS["validate"]),
+    Spec("health", run_health, params=PARAMS["health"]),
+    Spec("test", run_test, params=PARAMS["test"]),
+)
