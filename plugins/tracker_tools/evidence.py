@@ -109,7 +109,7 @@ def test_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     if len(chosen) > 1:
         raise UsageError(f"pass one of add, remove, run (got {', '.join(chosen)})")
     # Only what the caller gave is passed on, so the SDK's own defaults apply.
-    timing = {} if timeout is None else {"timeout_seconds": timeout}
+    timing: dict[str, Any] = {} if timeout is None else {"timeout_seconds": timeout}
     if add is not None:
         return ctx.tracker.test_add(item, add, note=note, **timing)
     if note is not None:
