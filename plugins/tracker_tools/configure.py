@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pm_plugins.tracker_tools import args as a
+from pm_plugins.tracker_tools import declared as d
 from pm_plugins.tracker_tools import schema as s
 
 from pm_core.contracts import PROFILE_TIERS, ToolContext, WorkspaceContracts, tier_includes
@@ -123,9 +124,9 @@ def schema_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_contracts
 
 
-def contracts_schema(_c: WorkspaceContracts) -> Schema:
-    """``{}``."""
-    return s.tool({})
+def contracts_schema(c: WorkspaceContracts) -> Schema:
+    """``{}`` (``pm contracts`` declares no parameters)."""
+    return s.tool(d.properties("contracts", c, compact=False))
 
 
 def contracts_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:

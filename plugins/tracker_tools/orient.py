@@ -207,19 +207,17 @@ def graph_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_events
 
 
-def events_schema(_c: WorkspaceContracts) -> Schema:
-    """``{since?, limit?}``."""
-    return s.tool(
-        {
-            "since": s.string("ISO time or relative (-1d)."),
-            "limit": s.integer(1, _EVENTS_MAX),
-        }
-    )
+def events_schema(c: WorkspaceContracts) -> Schema:
+    """``{since?, limit?}`` (``pm events``'s), the limit capped at 1000 for one tool result."""
+    props = d.properties("events", c, compact=False)
+    props["limit"] = {**props["limit"], "maximum": _EVENTS_MAX}
+    return s.tool(props)
 
 
 def events_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     """Recent history events across the tracker, newest first."""
-    return ctx.tracker.events(
-        since=a.text(args, "since"),
-        limit=a.integer(args, "limit", minimum=1, maximum=_EVENTS_MAX) or 100,
-    )
+    values = d.values("events", args)
+    limit = values["limit"]
+    if limit is not None and limit > _EVENTS_MAX:
+        raise UsageError(f"limit must be at most {_EVENTS_MAX}, got {limit}")
+    return ctx.tracker.events(since=values["since"], limit=limit or 100)

@@ -118,12 +118,24 @@ def test_contracts_describe_commands_fields_and_exit_codes(t: Tracker) -> None:
     admin.schema_add(t, "field", "points", field_type="number")
     contract = admin.contracts(t)
     by_name = {c["name"]: c for c in contract["commands"]}
-    assert by_name["next"] == {
+    described = dict(by_name["next"])
+    params = described.pop("params")
+    assert described == {
         "name": "next",
         "tier": "core",
         "family": "orientation",
         "summary": next(c.summary for c in builtin_commands() if c.name == "next"),
     }
+    # Every parameter of its one declaration, with the tool key an MCP client passes.
+    assert {p["cli"]: p["tool"] for p in params}["--ready-only"] == "readyOnly"
+    assert [p["name"] for p in params] == [
+        "limit",
+        "parent",
+        "ready_only",
+        "include_decisions",
+        "token_budget",
+        "claim",
+    ]
     assert len(by_name) == len([c for c in builtin_commands() if c.tier != "internal"])
     assert contract["item"]["fields"] == [*FIELD_ORDER, "body"]
     assert contract["item"]["required"][:3] == ["id", "title", "description"]

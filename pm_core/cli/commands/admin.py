@@ -1,4 +1,8 @@
-"""Workspace commands: config, schema, contracts, events."""
+"""Workspace commands: config, schema, contracts, events.
+
+``contracts`` and ``events`` are declared in :mod:`pm_core.commands.admin`
+(see :mod:`pm_core.cli.argspec`); ``config`` and ``schema`` are click groups.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,10 @@ from typing import Any
 
 import click
 
+from pm_core.cli.argspec import Spec, specs
 from pm_core.cli.clickstate import json_option, pass_state
 from pm_core.cli.state import CliState, split_commas
+from pm_core.commands.admin import PARAMS
 
 
 @click.group("config")
@@ -147,10 +153,7 @@ def schema_add_field_cmd(
     state.emit(schema_add_field(state.tracker, name, **options), kind="mutation")
 
 
-@click.command("contracts")
-@json_option
-@pass_state
-def cmd_contracts(state: CliState) -> None:
+def run_contracts(state: CliState) -> None:
     """The machine-readable contract: commands (with extensions), fields, schema, exit codes."""
     from pm_core.cli.extensions import all_commands
     from pm_core.tracker.ops.admin import contracts
@@ -158,14 +161,15 @@ def cmd_contracts(state: CliState) -> None:
     state.emit(contracts(state.tracker, commands=all_commands()))
 
 
-@click.command("events")
-@click.option("--since", metavar="TIME", help="Only entries after this ISO time.")
-@click.option("--limit", "-n", type=click.IntRange(min=1), help="At most N entries (default 100).")
-@json_option
-@pass_state
-def cmd_events(state: CliState, since: str | None, limit: int | None) -> None:
+def run_events(state: CliState, since: str | None, limit: int | None) -> None:
     """Recent history entries across every item and the workspace, newest first."""
     from pm_core.tracker.ops.admin import events
 
     result = events(state.tracker, since=since, limit=limit or 100)
     state.emit(result, exact=limit is not None)
+
+
+SPECS = specs(
+    Spec("contracts", run_contracts, params=PARAMS["contracts"]),
+    Spec("events", run_events, params=PARAMS["events"]),
+)
