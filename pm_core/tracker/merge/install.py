@@ -105,8 +105,9 @@ def fence_patterns(tracker_rel: str, folders: Sequence[str]) -> list[str]:
     return lines
 
 
-#: What a driver run imports from outside the standard library (history merges re-diff with jsonpatch).
-DRIVER_PACKAGES: tuple[str, ...] = ("pm_core", "jsonpatch", "jsonpointer")
+#: What a driver run may import from outside the standard library: pm itself and the full
+#: TOON decoder (for item files the fast reader does not take).
+DRIVER_PACKAGES: tuple[str, ...] = ("pm_core", "toon_format")
 
 
 def driver_command(kind: str, item_path: bool, python: str | None = None) -> str:
