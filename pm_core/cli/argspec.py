@@ -32,7 +32,8 @@ class Spec:
 
     ``run`` receives the :class:`pm_core.cli.state.CliState` and one keyword
     per argument and option (named by ``dest``); its docstring is the help.
-    Every spec command also takes ``--json``.
+    It may return an exit code (the bulk commands' 6 and 7), after saying why
+    on stderr. Every spec command also takes ``--json``.
     """
 
     __slots__ = ("args", "name", "opts", "run")
@@ -40,7 +41,7 @@ class Spec:
     def __init__(
         self,
         name: str,
-        run: Callable[..., None],
+        run: Callable[..., int | None],
         *,
         args: tuple[Arg, ...] = (),
         opts: tuple[Opt, ...] = (),

@@ -119,7 +119,7 @@ def to_click(spec: Spec) -> click.Command:
         )
 
     @pass_state
-    def callback(state: CliState, /, **values: Any) -> None:
-        spec.run(state, **values)
+    def callback(state: CliState, /, **values: Any) -> int | None:
+        return spec.run(state, **values)
 
     return json_option(click.Command(spec.name, callback=callback, params=params, help=spec.help))

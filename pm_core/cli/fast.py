@@ -71,12 +71,12 @@ def run(args: Sequence[str]) -> int | None:
 
 def _call(spec: Spec, state: CliState, values: dict[str, Any], wants_json: bool) -> int:
     try:
-        spec.run(state, **values)
+        code = spec.run(state, **values)
     except KeyboardInterrupt:
         # As click does: end the line, then "aborted".
         sys.stderr.write("\n")
         return fail("aborted", None, 130, wants_json)
-    return 0
+    return code or 0
 
 
 def parse(args: Sequence[str]) -> tuple[Spec, dict[str, Any], dict[str, Any]] | None:
