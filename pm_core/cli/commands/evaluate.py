@@ -1,26 +1,19 @@
-"""``pm eval``: search relevance against golden queries (nDCG, MRR, precision, recall @k)."""
+"""``pm eval``: search relevance against golden queries (nDCG, MRR, precision, recall @k).
+
+Declared in :mod:`pm_core.commands.evaluate` (see :mod:`pm_core.cli.argspec`).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import click
-
-from pm_core.cli.clickstate import json_option, pass_state
+from pm_core.cli.argspec import Spec, specs
 from pm_core.cli.state import CliState
+from pm_core.commands.evaluate import PARAMS
 from pm_core.tracker.model.errors import PmError
 
 
-@click.command("eval")
-@click.option(
-    "--queries", "queries", metavar="FILE", help="Query set (default search/eval-queries.json)."
-)
-@click.option("--mode", default="keyword", show_default=True, help="keyword, bm25 or hybrid.")
-@click.option("--k", "k", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option("--fail-under", type=float, metavar="NDCG", help="Exit 1 when nDCG@k is below.")
-@json_option
-@pass_state
-def cmd_eval(
+def run_eval(
     state: CliState, queries: str | None, mode: str, k: int, fail_under: float | None
 ) -> None:
     """Score search against golden queries: nDCG@k, MRR@k, precision and recall per query."""
@@ -39,3 +32,6 @@ def cmd_eval(
             f"nDCG@{k} {result['aggregate']['ndcg']} is below {fail_under}",
             hint="the results above show each query's top hits",
         )
+
+
+SPECS = specs(Spec("eval", run_eval, params=PARAMS["eval"]))
