@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from pm_core.contracts import CommandSpec
     from pm_core.tracker.api import Tracker
 
-WORKSPACE_HISTORY = "_workspace"
+WORKSPACE_HISTORY = hist.WORKSPACE_STREAM
 _KEY_PART = re.compile(r"^[A-Za-z0-9_-]+$")
 _TYPE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _LOWER_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")

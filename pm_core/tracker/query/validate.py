@@ -437,7 +437,12 @@ class _HistoryCheck:
                 import pickle
 
                 os.close(read_fd)
-                data = pickle.dumps([self.func(self.items[i]) for i in self.theirs])
+                data = pickle.dumps(
+                    (
+                        [self.func(self.items[i]) for i in self.theirs],
+                        workspace_history_failures(self.tracker),
+                    )
+                )
                 with os.fdopen(write_fd, "wb") as pipe:
                     pipe.write(data)
             except BaseException:
@@ -447,7 +452,8 @@ class _HistoryCheck:
         os.close(write_fd)
         self.pid, self.read_fd = pid, read_fd
 
-    def _collect(self) -> list[list[Failure]] | None:
+    def _collect(self) -> tuple[list[list[Failure]], list[Failure]] | None:
+        """The child's part and the workspace stream's failures (None: do them here)."""
         if not self.pid:
             return None
         with os.fdopen(self.read_fd, "rb") as pipe:
@@ -460,7 +466,15 @@ class _HistoryCheck:
             got = pickle.loads(data) if status == 0 else None
         except Exception:
             got = None
-        return got if isinstance(got, list) and len(got) == len(self.theirs) else None
+        if (
+            isinstance(got, tuple)
+            and len(got) == 2
+            and isinstance(got[0], list)
+            and len(got[0]) == len(self.theirs)
+            and isinstance(got[1], list)
+        ):
+            return got[0], got[1]
+        return None
 
     def cancel(self) -> None:
         if self.pid:
@@ -475,15 +489,82 @@ class _HistoryCheck:
         """Every history failure, in item order, then histories with no item."""
         theirs = set(self.theirs)
         mine = {i: self.func(item) for i, item in enumerate(self.items) if i not in theirs}
-        got = self._collect()
-        if got is None:
+        collected = self._collect()
+        if collected is None:
             got = [self.func(self.items[i]) for i in self.theirs]
+            workspace = workspace_history_failures(self.tracker)
+        else:
+            got, workspace = collected
         mine.update(zip(self.theirs, got, strict=True))
         out: list[Failure] = []
         for index in range(len(self.items)):
             out.extend(mine[index])
         out.extend(_orphan_histories(self.tracker, self.view))
+        out.extend(workspace)
         return out
+
+
+def workspace_history_failures(tracker: Tracker) -> list[Failure]:
+    """``history/_workspace.jsonl``: its chain, and each governed file against its replay.
+
+    A broken chain fails, as for an item. A governed file (``settings.json``,
+    a schema file) that differs from, is missing from, or cannot be compared
+    with the state the stream records is a warning, as in the TypeScript pm:
+    the file was changed outside pm, which may be on purpose.
+    """
+    history_dir = tracker.store.history_dir
+    stream = hist.WORKSPACE_STREAM
+    where = f"history/{stream}.jsonl"
+    read = hist.read_history(history_dir, stream)
+    if read.error is not None:
+        return [_failure(stream, read.error.message, path=where, fix=read.error.hint or _REPAIR)]
+    if not read.entries:
+        return []
+    report = hist.verify_chain(read.entries, None)
+    out = [
+        _failure(stream, str(problem), path=where, fix=problem.fix) for problem in report.problems
+    ]
+    if out:
+        return out
+    try:
+        replayed = hist.replay(read.entries)
+    except hist.PatchError as exc:
+        return [_failure(stream, str(exc), path=where, fix=hist.FIX_RESTORE)]
+    metadata = replayed.get("metadata")
+    documents = metadata.get("documents") if isinstance(metadata, dict) else None
+    if not isinstance(documents, dict):
+        return []
+    fix = (
+        "make the change through pm (`pm config set`, `pm schema ...`) so it is recorded, "
+        f"or restore the file from git; `pm history {stream}` shows the recorded versions"
+    )
+    root = tracker.root.resolve()
+    for rel in sorted(documents):
+        target = (root / rel).resolve()
+        if not target.is_relative_to(root) or target == root:
+            out.append(_warning(stream, f"records {rel!r}, outside the tracker", path=where))
+            continue
+        try:
+            current = json.loads(target.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            out.append(
+                _warning(stream, f"{rel} is missing but its history records it", path=rel, fix=fix)
+            )
+            continue
+        except (OSError, ValueError) as exc:
+            out.append(_warning(stream, f"{rel} cannot be compared: {exc}", path=rel, fix=fix))
+            continue
+        if not hist.same_json(current, documents[rel]):
+            out.append(
+                _warning(
+                    stream,
+                    f"{rel} differs from the state history/{stream}.jsonl records "
+                    "(changed outside pm)",
+                    path=rel,
+                    fix=fix,
+                )
+            )
+    return out
 
 
 def _orphan_histories(tracker: Tracker, view: TrackerView) -> list[Failure]:

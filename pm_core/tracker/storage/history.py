@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from pm_core.tracker.storage.store import Store
 
 EMPTY_DOCUMENT: dict[str, Any] = {"metadata": {}, "body": ""}
+#: The stream of workspace changes (settings, schema): ``history/_workspace.jsonl``.
+#: Its document's ``metadata.documents`` maps each governed file's tracker-relative
+#: path to that file's JSON (the TypeScript pm's shape).
+WORKSPACE_STREAM = "_workspace"
 
 
 def item_document(item: Item | None) -> dict[str, Any]:
@@ -68,9 +72,9 @@ def key_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, A
             ops.append({"op": "remove", "path": path})
         elif key not in old:
             ops.append({"op": "add", "path": path, "value": _copy(new[key])})
-        elif not _same_json(old[key], new[key]):
+        elif not same_json(old[key], new[key]):
             ops.append({"op": "replace", "path": path, "value": _copy(new[key])})
-    if not _same_json(before.get("body"), after.get("body")):
+    if not same_json(before.get("body"), after.get("body")):
         ops.append({"op": "replace", "path": "/body", "value": after.get("body")})
     return ops
 
@@ -157,7 +161,7 @@ def _strict_equal(left: Any, right: Any) -> bool:
     return bool(left == right)
 
 
-def _same_json(left: Any, right: Any) -> bool:
+def same_json(left: Any, right: Any) -> bool:
     """Whether two JSON values serialise alike (``==`` would equate ``1``, ``1.0`` and ``True``)."""
     if left != right:
         return False
@@ -185,9 +189,9 @@ def _differing_keys(current: Mapping[str, Any], replayed: Mapping[str, Any]) -> 
     keys = {
         key
         for key in left.keys() | right.keys()
-        if key not in left or key not in right or not _same_json(left[key], right[key])
+        if key not in left or key not in right or not same_json(left[key], right[key])
     }
-    if not _same_json(current.get("body"), replayed.get("body")):
+    if not same_json(current.get("body"), replayed.get("body")):
         keys.add("body")
     return keys
 
@@ -819,7 +823,7 @@ def verify_chain(entries: list[HistoryEntry], current: Mapping[str, Any] | None)
         recorded = entries[-1].after_hash or hasher.hash(document, epoch)
         # The replay matched its recorded hash: a file equal to the replay (the
         # usual case) matches it too, with no second document to hash.
-        same = assumed is None and _same_json(current, document)
+        same = assumed is None and same_json(current, document)
         if not same:
             differing = _differing_keys(current, document)
             checker = (
