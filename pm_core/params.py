@@ -191,6 +191,27 @@ def declared(command: str) -> tuple[Param, ...]:
     return table[command]
 
 
+def declared_subcommands(command: str) -> dict[str, tuple[Param, ...]]:
+    """The declared subcommands of built-in group ``command``: name -> parameters.
+
+    A group declares each subcommand under ``"<group> <sub>"`` in its module's
+    ``PARAMS``, in the order its tool and docs list them; empty when ``command``
+    is no declared group.
+    """
+    from importlib import import_module
+
+    from pm_core.capabilities import BY_NAME
+
+    row = BY_NAME[command]
+    try:
+        module = import_module("pm_core.commands." + row.module.rsplit(".", 1)[1])
+    except ModuleNotFoundError:
+        return {}
+    table: dict[str, tuple[Param, ...]] = getattr(module, "PARAMS", {})
+    prefix = command + " "
+    return {key.removeprefix(prefix): v for key, v in table.items() if key.startswith(prefix)}
+
+
 def allowed(
     choices: tuple[str, ...] | str | None, workspace: Mapping[str, Iterable[str]]
 ) -> list[str]:

@@ -21,6 +21,7 @@ from pm_core.params import (
     Param,
     ToolArgumentError,
     declared,
+    declared_subcommands,
     from_tool,
     tool_keys,
     tool_properties,
@@ -85,6 +86,25 @@ def builders(
         return sorted(tool_keys(params(command)))
 
     return input_schema, request_schema, accepts
+
+
+def group_properties(
+    command: str,
+    contracts: WorkspaceContracts,
+    subcommands: Sequence[str],
+    notes: Mapping[str, str] | None = None,
+) -> dict[str, Schema]:
+    """``{subcommand, ...}``: a group tool's keys, the union of its subcommands' parameters.
+
+    ``notes`` describe keys that mean something different per subcommand.
+    """
+    props: dict[str, Schema] = {"subcommand": s.choice(subcommands)}
+    for params in declared_subcommands(command).values():
+        for key, schema in tool_properties(params, workspace(contracts)).items():
+            props.setdefault(key, schema)
+    for key, note in (notes or {}).items():
+        props[key] = {**props[key], "description": note}
+    return props
 
 
 def values(command: str, args: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from pm_core.tracker.model.errors import UsageError
 
 Schema = dict[str, Any]
 
-_PLAN_SUBCOMMANDS = ("show", "create", "step", "decision")
+_PLAN_SUBCOMMANDS = ("show", "create", "step", "decision")  # pm_core.commands.plan.TOOL_SUBCOMMANDS
 _EVENTS_MAX = 1000
 
 
@@ -71,23 +71,11 @@ def next_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_plan
 
 
-def plan_schema(_c: WorkspaceContracts) -> Schema:
-    """``{subcommand?, id, stepRef, status, title, steps, text}``."""
-    from pm_core.tracker.ops.plan import STEP_STATUSES
+def plan_schema(c: WorkspaceContracts) -> Schema:
+    """``{subcommand?, id, stepRef, status, title, steps, text, dependsOn, after}`` (``pm plan``'s)."""
+    from pm_core.commands.plan import TOOL_KEY_HELP, TOOL_SUBCOMMANDS
 
-    return s.tool(
-        {
-            "subcommand": s.choice(_PLAN_SUBCOMMANDS),
-            "id": s.string("Plan id (create: parent item)."),
-            "stepRef": s.string("Step id, number or title; omit to add a step."),
-            "status": s.choice(STEP_STATUSES),
-            "title": s.string(),
-            "steps": s.strings(),
-            "text": s.string("Decision; note on a step; description on create."),
-            "dependsOn": s.strings(),
-            "after": s.string("Add the step after this one."),
-        }
-    )
+    return s.tool(d.group_properties("plan", c, TOOL_SUBCOMMANDS, TOOL_KEY_HELP))
 
 
 #: The arguments each plan subcommand reads (the rest are named in a warning).

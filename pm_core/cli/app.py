@@ -15,17 +15,19 @@ import click
 
 from pm_core import __version__
 from pm_core.capabilities import ROWS
-from pm_core.cli.argspec import COMMANDS, find_spec
-from pm_core.cli.clickstate import to_click
+from pm_core.cli.argspec import COMMANDS, Spec, find_declared
+from pm_core.cli.clickstate import to_click, to_click_group
 from pm_core.cli.failure import EXIT_USAGE, argument_problem, fail, guarded
 from pm_core.cli.state import CliState
 
 
 def builtin_command(name: str) -> click.Command:
     """The click command of built-in ``name`` (declared by a spec, or a ``cmd_<name>``)."""
-    spec = find_spec(name)
-    if spec is not None:
+    spec = find_declared(name)
+    if isinstance(spec, Spec):
         return to_click(spec)
+    if spec is not None:
+        return to_click_group(spec)
     command: click.Command = getattr(import_module(COMMANDS[name]), f"cmd_{name.replace('-', '_')}")
     return command
 

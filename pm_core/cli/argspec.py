@@ -19,7 +19,17 @@ from importlib import import_module
 from pm_core.capabilities import ROWS
 from pm_core.params import Arg, Opt, Param, limit_opt
 
-__all__ = ["COMMANDS", "Arg", "Opt", "Spec", "find_spec", "limit_opt", "specs"]
+__all__ = [
+    "COMMANDS",
+    "Arg",
+    "Group",
+    "Opt",
+    "Spec",
+    "find_declared",
+    "find_spec",
+    "limit_opt",
+    "specs",
+]
 
 #: Built-in command name -> the module that defines it: a ``SPECS`` entry
 #: (:class:`Spec`), else a click command named ``cmd_<name>``. Projected from
@@ -64,15 +74,36 @@ class Spec:
         return (*self.args, *self.opts)
 
 
-def specs(*declared: Spec) -> dict[str, Spec]:
+class Group:
+    """A command group: its name, help, and one :class:`Spec` per subcommand.
+
+    Click builds it (:func:`pm_core.cli.clickstate.to_click_group`); the fast
+    path leaves groups to click.
+    """
+
+    __slots__ = ("help", "name", "subcommands")
+
+    def __init__(self, name: str, help: str, *subcommands: Spec) -> None:
+        self.name = name
+        self.help = help
+        self.subcommands = subcommands
+
+
+def specs(*declared: Spec | Group) -> dict[str, Spec | Group]:
     """A module's ``SPECS`` table, by command name."""
     return {spec.name: spec for spec in declared}
 
 
-def find_spec(name: str) -> Spec | None:
-    """The declaration of built-in command ``name``, if its module declares it."""
+def find_declared(name: str) -> Spec | Group | None:
+    """The declaration of built-in command ``name`` (a command or a group), if its module has one."""
     module_name = COMMANDS.get(name)
     if module_name is None:
         return None
-    declared: dict[str, Spec] = getattr(import_module(module_name), "SPECS", {})
+    declared: dict[str, Spec | Group] = getattr(import_module(module_name), "SPECS", {})
     return declared.get(name)
+
+
+def find_spec(name: str) -> Spec | None:
+    """The declaration of built-in command ``name``, if its module declares it (not a group)."""
+    found = find_declared(name)
+    return found if isinstance(found, Spec) else None

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from pm_core.cli.argspec import Opt, Spec
+from pm_core.cli.argspec import Group, Opt, Spec
 from pm_core.cli.state import CliState
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -123,3 +123,12 @@ def to_click(spec: Spec) -> click.Command:
         return spec.run(state, **values)
 
     return json_option(click.Command(spec.name, callback=callback, params=params, help=spec.help))
+
+
+def to_click_group(group: Group) -> click.Group:
+    """The click group for ``group``: each subcommand built by :func:`to_click`."""
+    return click.Group(
+        group.name,
+        commands={sub.name: to_click(sub) for sub in group.subcommands},
+        help=group.help,
+    )

@@ -148,7 +148,7 @@ def render_surface(host: Host) -> str:
 
 def _parameters(commands: dict[str, CommandSpec]) -> str:
     """Per-command parameter tables, from each command's one declaration."""
-    from pm_core.params import declared, describe
+    from pm_core.params import declared, declared_subcommands, describe
     from pm_core.tracker.model.item import BUILTIN_TYPES, STATUSES
 
     sources = {"types": BUILTIN_TYPES, "statuses": STATUSES}
@@ -160,11 +160,15 @@ def _parameters(commands: dict[str, CommandSpec]) -> str:
         "input a tool passes as a value. Allowed values from `workspace types`/`statuses` "
         "are the built-in ones here and the workspace's at run time.\n"
     ]
+    tables: list[tuple[str, list[dict[str, Any]]]] = []
     for name in sorted(commands, key=lambda n: (TIER_RANK.get(commands[n].tier, 9), n)):
         try:
-            params = describe(declared(name), sources)
+            tables.append((name, describe(declared(name), sources)))
         except (KeyError, ModuleNotFoundError, AttributeError):
-            continue
+            if commands[name].builtin:  # a declared group: one table per subcommand
+                groups = declared_subcommands(name)
+                tables += [(f"{name} {sub}", describe(p, sources)) for sub, p in groups.items()]
+    for name, params in tables:
         out.append(f"\n### `{name}`\n\n| CLI | tool key | type | role | allowed | help |\n")
         out.append("| --- | --- | --- | --- | --- | --- |\n")
         for p in params:

@@ -87,6 +87,13 @@ def test_validate_checks_written_for_start_up_match_the_validate_module() -> Non
     assert VALIDATE_CHECKS == CHECKS
 
 
+def test_plan_step_statuses_written_for_declarations_match_the_plan_module() -> None:
+    from pm_core.commands.plan import STEP_STATUSES
+    from pm_core.tracker.ops import plan
+
+    assert STEP_STATUSES == plan.STEP_STATUSES
+
+
 def _complete(words: str) -> list[str]:
     import os
     import subprocess

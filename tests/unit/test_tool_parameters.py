@@ -16,23 +16,12 @@ import pytest
 
 from pm_core.cli.app import builtin_command
 from pm_core.hosting import list_tools
-from pm_core.params import camel, declared, tool_keys
+from pm_core.params import camel, declared, declared_subcommands, tool_keys
 
 #: CLI parameter -> tool key, where the names differ on purpose.
 RENAMES = {"item_id": "id", "text": "add", "timeout": "timeoutSeconds"}
 #: The same, for one command only.
-COMMAND_RENAMES = {
-    "append": {"text": "text"},
-    # pm_plan's id is the plan (the parent on create); its text is the decision,
-    # the step note or the description on create.
-    "plan": {
-        "text": "text",
-        "plan_id": "id",
-        "parent": "id",
-        "description": "text",
-        "note": "text",
-    },
-}
+COMMAND_RENAMES = {"append": {"text": "text"}}
 #: Tool keys that carry what the CLI reads from a file or spells inside another value.
 TOOL_VALUES = {"mutate": {"mutations"}, "deps": {"kind"}}
 #: How the CLI reads input a tool gets as a value: no tool key.
@@ -70,6 +59,11 @@ def _click_params(command: click.Command, renames: dict[str, str]) -> set[str]:
 
 def _sides(command: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     keys = _schema_keys(schema)
+    groups = declared_subcommands(command)
+    if groups:  # a declared group: the union of its subcommands' keys, and the selector
+        params = {key for sub in groups.values() for key in tool_keys(sub)}
+        keys -= SUBCOMMAND_KEYS
+        return params - keys, keys - params
     try:
         params = set(tool_keys(declared(command)))
     except (KeyError, AttributeError, ModuleNotFoundError):
@@ -111,3 +105,10 @@ def test_no_schema_key_lacks_a_parameter_and_no_parameter_lacks_a_tool_key(
 def test_declared_commands_include_the_lifecycle_read_and_item_ones() -> None:
     for command in ("get", "list", "search", "create", "update", "close", "claim", "release"):
         assert tool_keys(declared(command)), command
+
+
+def test_a_declared_group_lists_each_subcommand_with_its_tool_keys() -> None:
+    plan = declared_subcommands("plan")
+    assert list(plan) == ["show", "step", "create", "add-step", "decision"]
+    assert set(tool_keys(plan["step"])) == {"id", "stepRef", "status", "text"}
+    assert declared_subcommands("get") == {}

@@ -514,14 +514,17 @@ def schema_add_field(
 
 def _command_params(command: CommandSpec, workspace: Any) -> dict[str, Any]:
     """``{"params": [...]}`` from a built-in's declaration or an extension's ParamSpecs."""
-    from pm_core.params import declared, describe
+    from pm_core.params import declared, declared_subcommands, describe
 
     if command.builtin:
+        sources = {"types": workspace.types, "statuses": workspace.statuses}
         try:
             params = declared(command.name)
         except (KeyError, ModuleNotFoundError, AttributeError):
-            return {}  # declared by its click command only (see `pm <name> --help`)
-        sources = {"types": workspace.types, "statuses": workspace.statuses}
+            groups = declared_subcommands(command.name)
+            if not groups:
+                return {}  # declared by its click command only (see `pm <name> --help`)
+            return {"subcommands": {sub: describe(p, sources) for sub, p in groups.items()}}
         return {"params": describe(params, sources)}
     return {
         "params": [
