@@ -121,7 +121,17 @@ class Opt:
 class Arg:
     """A positional argument: one value, or every remaining one (``variadic``)."""
 
-    __slots__ = ("choices", "help", "metavar", "name", "required", "role", "tool", "variadic")
+    __slots__ = (
+        "choices",
+        "help",
+        "kind",
+        "metavar",
+        "name",
+        "required",
+        "role",
+        "tool",
+        "variadic",
+    )
 
     def __init__(
         self,
@@ -134,8 +144,11 @@ class Arg:
         help: str = "",
         role: Role = "switch",
         choices: tuple[str, ...] | str | None = None,
+        kind: Literal["text", "json"] = "text",
     ) -> None:
         self.name = name
+        #: ``json``: the CLI reads JSON text (or plain text), a tool passes any JSON value.
+        self.kind: Literal["text", "json"] = kind
         self.variadic = variadic
         #: A variadic argument is never required (click's default for ``nargs=-1``).
         self.required = required and not variadic
@@ -235,7 +248,7 @@ def json_schema(param: Param, workspace: Mapping[str, Iterable[str]]) -> dict[st
     if param.choices == "priorities":
         # anyOf, not a type array: portable to single-type dialects (Inspector --strict).
         one: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "string"}]}
-    elif isinstance(param, Opt) and param.kind == "json":
+    elif param.kind == "json":
         # Any JSON value, spelled out: an empty schema is untyped (Inspector --strict).
         one = {"anyOf": [dict(t) for t in _ANY_JSON["anyOf"]]}
     else:
@@ -318,6 +331,8 @@ def _convert(param: Param, raw: Any) -> Any:
             raise ToolArgumentError(f"missing required argument {key!r}")
         if raw is None:
             return () if param.variadic else None
+        if param.kind == "json":
+            return raw  # any JSON value, as the tool was given it
         if param.variadic:
             return tuple(_texts(key, raw))
         return _text(key, raw)
@@ -379,7 +394,7 @@ def describe(
                 "name": param.name,
                 "cli": (param.metavar or param.name.upper()),
                 "positional": True,
-                "type": "string",
+                "type": "any" if param.kind == "json" else "string",
                 "required": param.required,
                 "repeatable": param.variadic,
             }

@@ -14,30 +14,26 @@ from pm_core.tracker.model.errors import UsageError
 
 Schema = dict[str, Any]
 
-_CONFIG_ACTIONS = ("get", "set", "list")
 _SCHEMA_SUBCOMMANDS = ("list", "add-type", "add-status", "add-field")
 
 
 # ------------------------------------------------------------------ pm_config
 
 
-def config_schema(_c: WorkspaceContracts) -> Schema:
-    """``{configAction, key?, value?}``."""
+def config_schema(c: WorkspaceContracts) -> Schema:
+    """``{configAction, key?, value?}``: ``pm config``'s subcommands and their arguments."""
+    from pm_core.commands.admin import CONFIG_ACTIONS
+
     return s.tool(
-        {
-            "configAction": s.choice(_CONFIG_ACTIONS),
-            "key": s.string("Dotted key, e.g. governance.require_close_reason."),
-            # Every JSON type a setting can hold, spelled out: an empty schema is untyped.
-            "value": {
-                "anyOf": [{"type": t} for t in ("string", "number", "boolean", "array", "object")]
-            },
-        },
+        d.group_properties("config", c, CONFIG_ACTIONS, selector="configAction"),
         ["configAction"],
     )
 
 
 def config_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    """Get, set or list settings."""
+    """Get, set, unset or list settings, as ``pm config`` does."""
+    from pm_core.commands.admin import CONFIG_ACTIONS
+
     action = a.required_text(args, "configAction")
     if action == "list":
         return ctx.tracker.config_list()
@@ -47,8 +43,10 @@ def config_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
         if "value" not in args:
             raise UsageError("config set needs a value", hint="pass value")
         return ctx.tracker.config_set(a.required_text(args, "key"), args["value"])
+    if action == "unset":
+        return ctx.tracker.config_unset(a.required_text(args, "key"))
     raise UsageError(
-        f"unknown configAction {action!r}", hint=f"use one of: {', '.join(_CONFIG_ACTIONS)}"
+        f"unknown configAction {action!r}", hint=f"use one of: {', '.join(CONFIG_ACTIONS)}"
     )
 
 

@@ -93,12 +93,14 @@ def group_properties(
     contracts: WorkspaceContracts,
     subcommands: Sequence[str],
     notes: Mapping[str, str] | None = None,
+    selector: str = "subcommand",
 ) -> dict[str, Schema]:
     """``{subcommand, ...}``: a group tool's keys, the union of its subcommands' parameters.
 
-    ``notes`` describe keys that mean something different per subcommand.
+    ``selector`` is the key naming the subcommand; ``notes`` describe keys that
+    mean something different per subcommand.
     """
-    props: dict[str, Schema] = {"subcommand": s.choice(subcommands)}
+    props: dict[str, Schema] = {selector: s.choice(subcommands)}
     for params in declared_subcommands(command).values():
         for key, schema in tool_properties(params, workspace(contracts)).items():
             props.setdefault(key, schema)

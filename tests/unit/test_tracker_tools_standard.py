@@ -147,6 +147,13 @@ def test_config_list_get_set(tools: ToolHost) -> None:
     assert got["value"] == 20
 
 
+def test_config_unset_restores_the_default_as_pm_config_unset_does(tools: ToolHost) -> None:
+    tools.value("pm_config", {"configAction": "set", "key": "search.max_results", "value": 20})
+    tools.value("pm_config", {"configAction": "unset", "key": "search.max_results"})
+    got = tools.value("pm_config", {"configAction": "get", "key": "search.max_results"})
+    assert got["value"] == 50
+
+
 def test_config_set_without_value_is_a_usage_error(tools: ToolHost) -> None:
     with pytest.raises(UsageError, match="value"):
         tools.call("pm_config", {"configAction": "set", "key": "id_prefix"})

@@ -1,7 +1,8 @@
 """Workspace commands: config, schema, contracts, events.
 
-``contracts`` and ``events`` are declared in :mod:`pm_core.commands.admin`
-(see :mod:`pm_core.cli.argspec`); ``config`` and ``schema`` are click groups.
+``config``, ``contracts`` and ``events`` are declared in
+:mod:`pm_core.commands.admin` (see :mod:`pm_core.cli.argspec`); ``schema`` is a
+click group.
 """
 
 from __future__ import annotations
@@ -10,51 +11,30 @@ from typing import Any
 
 import click
 
-from pm_core.cli.argspec import Spec, specs
+from pm_core.cli.argspec import Group, Spec, specs
 from pm_core.cli.clickstate import json_option, pass_state
 from pm_core.cli.state import CliState, split_commas
 from pm_core.commands.admin import PARAMS
 
 
-@click.group("config")
-def cmd_config() -> None:
-    """Read and change settings (settings.json, over the defaults)."""
-
-
-@cmd_config.command("get")
-@click.argument("key")
-@json_option
-@pass_state
-def config_get_cmd(state: CliState, key: str) -> None:
+def run_config_get(state: CliState, key: str) -> None:
     """One setting (dotted key, e.g. locks.wait_ms)."""
     from pm_core.tracker.ops.admin import config_get
 
     state.emit(config_get(state.tracker, key))
 
 
-@cmd_config.command("set")
-@click.argument("key")
-@click.argument("value")
-@json_option
-@pass_state
-def config_set_cmd(state: CliState, key: str, value: str) -> None:
+def run_config_set(state: CliState, key: str, value: str) -> None:
     """Set one setting; VALUE is JSON when it parses (true, 5, [..]), else text."""
     state.emit(state.tracker.config_set(key, value), kind="mutation")
 
 
-@cmd_config.command("unset")
-@click.argument("key")
-@json_option
-@pass_state
-def config_unset_cmd(state: CliState, key: str) -> None:
+def run_config_unset(state: CliState, key: str) -> None:
     """Remove a setting from settings.json (its default applies again)."""
     state.emit(state.tracker.config_unset(key), kind="mutation")
 
 
-@cmd_config.command("list")
-@json_option
-@pass_state
-def config_list_cmd(state: CliState) -> None:
+def run_config_list(state: CliState) -> None:
     """Every setting, as dotted keys."""
     from pm_core.tracker.ops.admin import config_list
 
@@ -170,6 +150,14 @@ def run_events(state: CliState, since: str | None, limit: int | None) -> None:
 
 
 SPECS = specs(
+    Group(
+        "config",
+        "Read and change settings (settings.json, over the defaults).",
+        Spec("get", run_config_get, params=PARAMS["config get"]),
+        Spec("set", run_config_set, params=PARAMS["config set"]),
+        Spec("unset", run_config_unset, params=PARAMS["config unset"]),
+        Spec("list", run_config_list, params=PARAMS["config list"]),
+    ),
     Spec("contracts", run_contracts, params=PARAMS["contracts"]),
     Spec("events", run_events, params=PARAMS["events"]),
 )
