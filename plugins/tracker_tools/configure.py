@@ -14,7 +14,7 @@ from pm_core.tracker.model.errors import UsageError
 
 Schema = dict[str, Any]
 
-_SCHEMA_SUBCOMMANDS = ("list", "add-type", "add-status", "add-field")
+_SCHEMA_SUBCOMMANDS = ("list", "add-type", "add-status", "add-field")  # as SCHEMA_SUBCOMMANDS
 
 
 # ------------------------------------------------------------------ pm_config
@@ -53,25 +53,14 @@ def config_handler(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ pm_schema
 
 
-def schema_schema(_c: WorkspaceContracts) -> Schema:
-    """``{subcommand, name?, fieldType?, commands?, roles?, description?}``."""
-    from pm_core.tracker.ops.admin import STATUS_ROLES
-    from pm_core.tracker.storage.workspace import FIELD_COMMANDS, FIELD_TYPES
+def schema_schema(c: WorkspaceContracts) -> Schema:
+    """``{subcommand, name?, fieldType?, commands?, roles?, description?, ...}`` (``pm schema``'s)."""
+    from pm_core.commands.admin import SCHEMA_SUBCOMMANDS
 
-    return s.tool(
-        {
-            "subcommand": s.choice(_SCHEMA_SUBCOMMANDS),
-            "name": s.string(),
-            "fieldType": s.choice(FIELD_TYPES),
-            "commands": {"type": "array", "items": s.choice(FIELD_COMMANDS)},
-            "roles": {"type": "array", "items": s.choice(STATUS_ROLES)},
-            "description": s.string(),
-            "folder": s.string(),
-            "aliases": s.strings(),
-            "defaultStatus": s.string(),
-        },
-        ["subcommand"],
-    )
+    props = d.group_properties("schema", c, SCHEMA_SUBCOMMANDS)
+    # pm schema add field --commands takes one comma-separated value; the tool, the list.
+    props["commands"] = {"type": "array", "items": props["commands"]}
+    return s.tool(props, ["subcommand"])
 
 
 #: The options each ``add-*`` subcommand takes: argument -> SDK keyword.

@@ -75,7 +75,7 @@ class Spec:
 
 
 class Group:
-    """A command group: its name, help, and one :class:`Spec` per subcommand.
+    """A command group: its name, help, and a :class:`Spec` (or a nested group) per subcommand.
 
     Click builds it (:func:`pm_core.cli.clickstate.to_click_group`); the fast
     path leaves groups to click.
@@ -83,7 +83,7 @@ class Group:
 
     __slots__ = ("help", "name", "subcommands")
 
-    def __init__(self, name: str, help: str, *subcommands: Spec) -> None:
+    def __init__(self, name: str, help: str, *subcommands: Spec | Group) -> None:
         self.name = name
         self.help = help
         self.subcommands = subcommands

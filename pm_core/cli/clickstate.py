@@ -129,6 +129,9 @@ def to_click_group(group: Group) -> click.Group:
     """The click group for ``group``: each subcommand built by :func:`to_click`."""
     return click.Group(
         group.name,
-        commands={sub.name: to_click(sub) for sub in group.subcommands},
+        commands={
+            sub.name: to_click(sub) if isinstance(sub, Spec) else to_click_group(sub)
+            for sub in group.subcommands
+        },
         help=group.help,
     )

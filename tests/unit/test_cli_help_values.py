@@ -94,6 +94,16 @@ def test_plan_step_statuses_written_for_declarations_match_the_plan_module() -> 
     assert STEP_STATUSES == plan.STEP_STATUSES
 
 
+def test_schema_value_sets_written_for_declarations_match_the_sdk() -> None:
+    from pm_core.commands import admin as declared_admin
+    from pm_core.tracker.ops import admin
+    from pm_core.tracker.storage import workspace
+
+    assert declared_admin.STATUS_ROLES == admin.STATUS_ROLES
+    assert declared_admin.FIELD_TYPES == workspace.FIELD_TYPES
+    assert declared_admin.FIELD_COMMANDS == workspace.FIELD_COMMANDS
+
+
 def _complete(words: str) -> list[str]:
     import os
     import subprocess

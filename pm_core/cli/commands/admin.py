@@ -1,18 +1,15 @@
 """Workspace commands: config, schema, contracts, events.
 
-``config``, ``contracts`` and ``events`` are declared in
-:mod:`pm_core.commands.admin` (see :mod:`pm_core.cli.argspec`); ``schema`` is a
-click group.
+Declared in :mod:`pm_core.commands.admin` (see :mod:`pm_core.cli.argspec`); the
+tools ``pm_config``, ``pm_schema``, ``pm_contracts`` and ``pm_events`` read the
+same declarations.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import click
-
 from pm_core.cli.argspec import Group, Spec, specs
-from pm_core.cli.clickstate import json_option, pass_state
 from pm_core.cli.state import CliState, split_commas
 from pm_core.commands.admin import PARAMS
 
@@ -41,35 +38,14 @@ def run_config_list(state: CliState) -> None:
     state.emit(config_list(state.tracker))
 
 
-@click.group("schema")
-def cmd_schema() -> None:
-    """List or extend the workspace schema: types, statuses, custom fields."""
-
-
-@cmd_schema.command("list")
-@json_option
-@pass_state
-def schema_list_cmd(state: CliState) -> None:
+def run_schema_list(state: CliState) -> None:
     """Types, statuses (with roles), custom fields and workflows."""
     from pm_core.tracker.ops.admin import schema_list
 
     state.emit(schema_list(state.tracker))
 
 
-@cmd_schema.group("add")
-def schema_add_group() -> None:
-    """Add a type, a status or a custom field."""
-
-
-@schema_add_group.command("type")
-@click.argument("name")
-@click.option("--folder", help="Folder of its items (default: lowercase plural).")
-@click.option("--alias", "aliases", multiple=True, help="Another name accepted as input.")
-@click.option("--default-status", default="open", show_default=True)
-@click.option("--description", default="")
-@json_option
-@pass_state
-def schema_add_type_cmd(
+def run_schema_add_type(
     state: CliState,
     name: str,
     folder: str | None,
@@ -91,14 +67,7 @@ def schema_add_type_cmd(
     state.emit(result, kind="mutation")
 
 
-@schema_add_group.command("status")
-@click.argument("name")
-@click.option(
-    "--role", "roles", multiple=True, help="active, blocked, draft, terminal...; repeatable."
-)
-@json_option
-@pass_state
-def schema_add_status_cmd(state: CliState, name: str, roles: tuple[str, ...]) -> None:
+def run_schema_add_status(state: CliState, name: str, roles: tuple[str, ...]) -> None:
     """Add a status with its roles (default: active)."""
     from pm_core.tracker.ops.admin import schema_add_status
 
@@ -108,20 +77,7 @@ def schema_add_status_cmd(state: CliState, name: str, roles: tuple[str, ...]) ->
     state.emit(schema_add_status(state.tracker, name, **options), kind="mutation")
 
 
-@schema_add_group.command("field")
-@click.argument("name")
-@click.option(
-    "--type",
-    "field_type",
-    default="string",
-    show_default=True,
-    help="string, number, boolean, string_array, array, object.",
-)
-@click.option("--commands", metavar="A,B", help="Commands that accept it (create,update,...).")
-@click.option("--description", default="")
-@json_option
-@pass_state
-def schema_add_field_cmd(
+def run_schema_add_field(
     state: CliState, name: str, field_type: str, commands: str | None, description: str
 ) -> None:
     """Declare a custom field."""
@@ -157,6 +113,18 @@ SPECS = specs(
         Spec("set", run_config_set, params=PARAMS["config set"]),
         Spec("unset", run_config_unset, params=PARAMS["config unset"]),
         Spec("list", run_config_list, params=PARAMS["config list"]),
+    ),
+    Group(
+        "schema",
+        "List or extend the workspace schema: types, statuses, custom fields.",
+        Spec("list", run_schema_list, params=PARAMS["schema list"]),
+        Group(
+            "add",
+            "Add a type, a status or a custom field.",
+            Spec("type", run_schema_add_type, params=PARAMS["schema add type"]),
+            Spec("status", run_schema_add_status, params=PARAMS["schema add status"]),
+            Spec("field", run_schema_add_field, params=PARAMS["schema add field"]),
+        ),
     ),
     Spec("contracts", run_contracts, params=PARAMS["contracts"]),
     Spec("events", run_events, params=PARAMS["events"]),
