@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pm_core.tracker.model.clock import format_iso, parse_iso
 from pm_core.tracker.model.errors import ConflictError, NoEffectError, PmError, UsageError
 from pm_core.tracker.model.item import Item
-from pm_core.tracker.storage import history as hist
 
 if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
@@ -305,6 +304,8 @@ def clear_lease(item: Item) -> None:
 
 def claim_started_at(tracker: Tracker, item_id: str) -> str | None:
     """When the current claim of a local lease began: its last non-renewal claim entry."""
+    # Imported here: the reads that load this module (list, next, context) need no history.
+    from pm_core.tracker.storage import history as hist
 
     try:
         entries = hist.read_entries(tracker.store.history_dir, item_id)
