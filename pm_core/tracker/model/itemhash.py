@@ -244,7 +244,7 @@ class DocumentHasher:
             self._joins[epoch] = join
         return b",".join(filter(None, join.parts))
 
-    def _refresh(self, join: _Join, metadata: Mapping[str, Any], epoch: int) -> bool:
+    def _refresh(self, join: _Join, metadata: Mapping[str, Any], epoch: int) -> None:
         """Re-encode the changed keys in place (inserting new keys, dropping removed ones)."""
         for key in join.dirty:
             at = join.index.get(key)
@@ -258,7 +258,6 @@ class DocumentHasher:
                 continue
             join.parts[at] = self._part(key, metadata, epoch)
         join.dirty.clear()
-        return True
 
     def _part(self, key: str, metadata: Mapping[str, Any], epoch: int) -> bytes:
         cached = self._fragments.get(key)
