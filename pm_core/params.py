@@ -65,6 +65,7 @@ class Opt:
         "multiple",
         "role",
         "show_default",
+        "strict",
         "tool",
         "tool_minimum",
     )
@@ -85,6 +86,7 @@ class Opt:
         tool: str | None = "",
         compact: bool = True,
         tool_minimum: int | None = None,
+        strict: bool = False,
     ) -> None:
         self.decls = decls
         self.dest = dest
@@ -106,6 +108,9 @@ class Opt:
         #: A lower bound the SDK checks for both doors (the CLI then gives the
         #: SDK's message, not click's); the tool schema states it.
         self.tool_minimum = tool_minimum
+        #: The CLI itself refuses a value outside the fixed ``choices`` (click's
+        #: ``[a|b|c]``), where otherwise the SDK checks them.
+        self.strict = strict
 
     @property
     def takes_value(self) -> bool:

@@ -34,6 +34,8 @@ def json_option(func: F) -> F:
 
 
 def _param_type(opt: Opt) -> click.ParamType[Any] | None:
+    if opt.strict and isinstance(opt.choices, tuple):
+        return click.Choice(opt.choices)
     if opt.kind == "int":
         return click.INT if opt.minimum is None else click.IntRange(min=opt.minimum)
     if opt.kind == "float":
@@ -105,7 +107,8 @@ def to_click(spec: Spec) -> click.Command:
         params.append(
             DeclaredOption(
                 [*opt.decls, opt.dest],
-                choices=opt.choices,
+                # click's Choice already shows and completes a strict option's values.
+                choices=None if opt.strict else opt.choices,
                 type=_param_type(opt),
                 # is_flag=False would make click 8.3+ refuse a value starting with "-"
                 # (``--limit -1``); left unset, click infers it.

@@ -190,6 +190,8 @@ def _value(opt: Opt, given: list[Any] | None) -> Any:
 
 
 def _convert(opt: Opt, raw: str) -> Any:
+    if opt.strict and isinstance(opt.choices, tuple) and raw not in opt.choices:
+        raise _Unsure  # click names the allowed values
     try:
         if opt.kind == "int":
             number = int(raw)

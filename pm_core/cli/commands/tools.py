@@ -3,7 +3,9 @@
 ``pm discover``, ``pm profile`` and ``pm run`` call the same tool handler
 ``pm-mcp`` calls (``pm_discover``, ``pm_profile``, ``pm_run``), in process,
 at the profile given by ``--profile`` (default ``PM_MCP_PROFILE``, else
-``full``), so the CLI and the server cannot answer differently.
+``full``), so the CLI and the server cannot answer differently. Their
+parameters are declared in :mod:`pm_core.commands.tools`; ``pm help`` (which
+needs click's context) is a click command.
 """
 
 from __future__ import annotations
@@ -15,13 +17,10 @@ from typing import Any
 
 import click
 
-from pm_core.cli.clickstate import json_option, pass_state
+from pm_core.cli.argspec import Spec, specs
 from pm_core.cli.state import CliState, parse_assignments
+from pm_core.commands.tools import PARAMS
 from pm_core.tracker.model.errors import PmError, UsageError
-
-_PROFILE_HELP = (
-    "MCP profile to answer for: core, standard, full (default PM_MCP_PROFILE, else full)."
-)
 
 
 def call_tool(state: CliState, tool: str, args: Mapping[str, Any], profile: str | None) -> Any:
@@ -76,16 +75,7 @@ def _emit(state: CliState, outcome: Any) -> None:
     state.emit(dict(outcome) if isinstance(outcome, Mapping) else {"result": outcome})
 
 
-@click.command("discover")
-@click.argument("query", nargs=-1)
-@click.option("--family", help="Only this capability family.")
-@click.option("--tier", type=click.Choice(["core", "standard", "full"]), help="Only this tier.")
-@click.option("--limit", "-n", type=click.IntRange(min=1), help="At most N tools.")
-@click.option("--include-schema", is_flag=True, help="Include each tool's input schema.")
-@click.option("--profile", help=_PROFILE_HELP)
-@json_option
-@pass_state
-def cmd_discover(
+def run_discover(
     state: CliState,
     query: tuple[str, ...],
     family: str | None,
@@ -104,24 +94,12 @@ def cmd_discover(
     _emit(state, call_tool(state, "pm_discover", args, profile))
 
 
-@click.command("profile")
-@click.option("--profile", help=_PROFILE_HELP)
-@json_option
-@pass_state
-def cmd_profile(state: CliState, profile: str | None) -> None:
+def run_profile(state: CliState, profile: str | None) -> None:
     """The MCP tool profiles and which tools each selects (what `pm_profile` answers)."""
     _emit(state, call_tool(state, "pm_profile", {}, profile))
 
 
-@click.command("run")
-@click.argument("action")
-@click.argument("positional", nargs=-1)
-@click.option("--arg", "pairs", multiple=True, metavar="KEY=VALUE", help="An argument; repeatable.")
-@click.option("--args-json", metavar="JSON", help="Arguments as one JSON object.")
-@click.option("--profile", help=_PROFILE_HELP)
-@json_option
-@pass_state
-def cmd_run(
+def run_run(
     state: CliState,
     action: str,
     positional: tuple[str, ...],
@@ -146,6 +124,13 @@ def cmd_run(
     if positional:
         args["args"] = list(positional)
     _emit(state, call_tool(state, "pm_run", args, profile))
+
+
+SPECS = specs(
+    Spec("discover", run_discover, params=PARAMS["discover"]),
+    Spec("profile", run_profile, params=PARAMS["profile"]),
+    Spec("run", run_run, params=PARAMS["run"]),
+)
 
 
 @click.command("help")
