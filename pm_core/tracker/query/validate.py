@@ -80,7 +80,8 @@ def validate(tracker: Tracker, checks: Sequence[str] | None = None) -> dict[str,
         raise UsageError(
             f"unknown check(s): {', '.join(unknown)}", hint=f"use any of: {', '.join(CHECKS)}"
         )
-    view = build_view(tracker)
+    # The files themselves: what is validated, and no index build on a first run.
+    view = build_view(tracker, files=True)
     runners = {
         "parse": _check_parse,
         "metadata": _check_metadata,

@@ -114,13 +114,18 @@ class TrackerView(NamedTuple):
         return [self.by_id[k] for k in sorted(self.by_id)]
 
 
-def build_view(tracker: Tracker) -> TrackerView:
-    """Scan the tracker once and build every relation map."""
+def build_view(tracker: Tracker, *, files: bool = False) -> TrackerView:
+    """Scan the tracker once and build every relation map.
+
+    ``files``: read the item files themselves, never the read index (which a
+    first read would build: seconds on a large tracker, for a caller such as
+    ``validate`` that reads every file and history anyway).
+    """
     schema = tracker.schema
     by_id: dict[str, Item] = {}
     paths: dict[str, list[Path]] = {}
     corrupt: list[tuple[Path, CorruptItemError]] = []
-    for path, loaded in tracker.scan():
+    for path, loaded in tracker.store.scan() if files else tracker.scan():
         if isinstance(loaded, Item):
             paths.setdefault(loaded.id, []).append(path)
             # The first file wins, as in find_path (folders in schema order).
