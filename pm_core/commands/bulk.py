@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pm_core.commands.items import TAG_EDITS
 from pm_core.params import Opt, Param, split_commas
 
 SELECTION: tuple[Opt, ...] = (
@@ -109,20 +110,7 @@ PARAMS: dict[str, tuple[Param, ...]] = {
             role="field",
             help="New assignee for every matched item.",
         ),
-        Opt(
-            "--add-tag",
-            dest="add_tag",
-            multiple=True,
-            tool="addTags",
-            help="Add tags (comma separated); repeatable.",
-        ),
-        Opt(
-            "--remove-tag",
-            dest="remove_tag",
-            multiple=True,
-            tool="removeTags",
-            help="Remove tags; repeatable.",
-        ),
+        *TAG_EDITS,
         Opt(
             "--set",
             dest="assignments",

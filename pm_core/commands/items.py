@@ -13,6 +13,24 @@ from pm_core.params import Arg, Opt, Param
 from pm_core.tracker.model.fields import SETTABLE
 from pm_core.tracker.model.item import COLLECTION_FIELDS, FIELD_ORDER
 
+#: Tag edits of ``update``, shared with ``update-many``.
+TAG_EDITS: tuple[Opt, ...] = (
+    Opt(
+        "--add-tag",
+        dest="add_tag",
+        multiple=True,
+        tool="addTags",
+        help="Add tags (comma separated); repeatable.",
+    ),
+    Opt(
+        "--remove-tag",
+        dest="remove_tag",
+        multiple=True,
+        tool="removeTags",
+        help="Remove tags; repeatable.",
+    ),
+)
+
 #: What a generated field takes, where it is a fixed set or a type (else free text).
 _FIELD_VALUES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "risk": (("low", "medium", "high", "critical"), "Risk."),
@@ -161,20 +179,7 @@ PARAMS: dict[str, tuple[Param, ...]] = {
             else opt
             for opt in FIELD_OPTS
         ),
-        Opt(
-            "--add-tag",
-            dest="add_tag",
-            multiple=True,
-            tool="addTags",
-            help="Add tags (comma separated); repeatable.",
-        ),
-        Opt(
-            "--remove-tag",
-            dest="remove_tag",
-            multiple=True,
-            tool="removeTags",
-            help="Remove tags; repeatable.",
-        ),
+        *TAG_EDITS,
         Opt(
             "--dep-remove",
             dest="dep_remove",
