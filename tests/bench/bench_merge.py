@@ -130,9 +130,21 @@ def time_driver(
     base, ours, theirs, path = files
     scratch = work / "scratch-ours"
     shutil.copyfile(ours, scratch)
-    args = [*cmd, str(base), str(scratch), str(theirs)]
-    if "tasks/" in path:
-        args += ["--item-path", path]
+    if cmd[0] == "ours":  # the command `pm merge install` configures for this kind
+        kind = cmd[1]
+        line = driver_command(kind, item_path="tasks/" in path)
+        for placeholder, value in (
+            ('"%O"', base),
+            ('"%A"', scratch),
+            ('"%B"', theirs),
+            ("%P", path),
+        ):
+            line = line.replace(placeholder, shlex.quote(str(value)))
+        args = ["sh", "-c", line]
+    else:
+        args = [*cmd, str(base), str(scratch), str(theirs)]
+        if "tasks/" in path:
+            args += ["--item-path", path]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     cpu = _child_cpu()
     started = time.perf_counter()
@@ -167,7 +179,8 @@ def main() -> None:
         work = Path(tmp)
         repos = {size: build(work, size) for size in sizes}
         files = driver_files(repos[sizes[0]], work)
-        ours_cmd = [sys.executable, "-I", "-m", "pm_core.tracker.merge.driver"]
+        # Ours exactly as git runs it: the configured command, through the shell.
+        ours_cmd = ["ours"]
         ts_cmd = [str(upstream / "pm"), "merge", "driver"] if upstream else None
         print(f"per-file driver time ({args.runs} runs each, alternating; wall, then CPU):")
         for kind, sides in files.items():

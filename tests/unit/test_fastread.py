@@ -65,8 +65,11 @@ def records(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         record["comments"] = draw(st.lists(ENTRY, min_size=1, max_size=3))
     if draw(st.booleans()):
+        # Rows of differing keys are written in list form.
         record["dependencies"] = [
-            {"id": draw(TEXT), "kind": "blocked_by"} for _ in range(draw(st.integers(1, 2)))
+            {"id": draw(TEXT), "kind": "blocked_by"}
+            | ({"author": draw(TEXT)} if draw(st.booleans()) else {})
+            for _ in range(draw(st.integers(1, 3)))
         ]
     if draw(st.booleans()):
         record["custom_score"] = draw(
@@ -133,3 +136,54 @@ def test_nested_object_falls_back_to_the_decoder() -> None:
     text = _text({"id": "pm-ab12", "title": "t", "type_options": {"a": 1}, "body": ""})
     assert read_record(text) is None
     assert toon_format.decode(text)["type_options"] == {"a": 1}
+
+
+def test_list_form_arrays_are_read_by_the_fast_path() -> None:
+    # The TypeScript pm writes an array of objects in list form when it chooses to.
+    text = (
+        "id: pm-ab12\n"
+        "title: t\n"
+        "dependencies[2]:\n"
+        "  - id: pm-x1\n"
+        "    kind: blocked_by\n"
+        '    created_at: "2026-07-13T22:03:31.210Z"\n'
+        "  - id: pm-x2\n"
+        "    kind: related\n"
+        "notes[2]:\n"
+        "  - first\n"
+        '  - "quoted, with comma"\n'
+    )
+    expected = toon_format.decode(text)
+    assert read_record(text) == expected
+    assert expected["dependencies"][1] == {"id": "pm-x2", "kind": "related"}
+
+
+def test_arrays_inside_list_items() -> None:
+    text = (
+        "id: pm-ab12\n"
+        "tests[1]:\n"
+        "  - command: x\n"
+        "    env[2]: a,b\n"
+        "    runs[2]{name,value}:\n"
+        "      gate,1\n"
+        '      coverage,"1, of 2"\n'
+        "    after: y\n"
+    )
+    assert read_record(text) == toon_format.decode(text)
+    assert toon_format.decode(text)["tests"][0]["runs"][1] == {
+        "name": "coverage",
+        "value": "1, of 2",
+    }
+    deeper = (
+        "id: pm-ab12\ntests[1]:\n  - command: x\n    links[1]:\n      - id: a\n        kind: b\n"
+    )
+    assert read_record(deeper) is None
+    assert toon_format.decode(deeper)["tests"][0]["links"] == [{"id": "a", "kind": "b"}]
+
+
+def test_quoted_cells_need_a_comma_between_them() -> None:
+    text = 'id: pm-ab12\ncomments[1]{created_at,text}:\n  "a""b"\n'
+    assert read_record(text) is None
+    for row in ('  "a, b",c', '  x,"a, b"', '  "a", "b, c" ,d'):
+        text = f"id: pm-ab12\ncomments[1]{{created_at,text{',k' * (row.count(',') - 1)}}}:\n{row}\n"
+        _agrees(text)

@@ -114,20 +114,29 @@ def _row_cells(text: str) -> list[Any]:
             raise _Unsure
         return [_primitive(cell.strip(" ")) for cell in text.split(",")]
     if "\\" not in text:
-        # The usual quoted row: each quoted cell is a whole cell ("2026-...Z",a,b)
-        # holding no comma, quote or escape; anything else takes the full path below.
+        # With no escapes, every quote opens or closes a quoted cell: split on
+        # them, and the text between quoted cells is separators and plain cells.
+        parts = text.split('"')
+        if len(parts) % 2 == 0:
+            raise _Unsure
         out: list[Any] = []
-        for cell in text.split(","):
-            if '"' not in cell:
+        last = len(parts) - 1
+        for at in range(0, last + 1, 2):
+            pieces = parts[at].split(",")
+            if 0 < at < last and len(pieces) < 2:
+                raise _Unsure  # two quoted cells with no comma between
+            if at and pieces[0].strip(" "):
+                raise _Unsure  # text right after a closing quote
+            if at < last and pieces[-1].strip(" "):
+                raise _Unsure  # text right before an opening quote
+            first = 1 if at else 0
+            for cell in pieces[first : len(pieces) - (at < last)]:
                 if ":" in cell:
                     raise _Unsure
                 out.append(_primitive(cell.strip(" ")))
-            elif len(cell) > 1 and cell[0] == '"' and cell[-1] == '"' and '"' not in cell[1:-1]:
-                out.append(cell[1:-1])
-            else:
-                break
-        else:
-            return out
+            if at < last:
+                out.append(parts[at + 1])
+        return out
     if _ROW.match(text) is None:
         raise _Unsure
     cells = _CELLS.findall(text)
@@ -164,6 +173,91 @@ def read_record(text: str) -> dict[str, Any] | None:
         return None
 
 
+def _field(line: str) -> tuple[str, Any] | None:
+    """A ``key: value`` line with a bare key and a primitive value, else ``None``."""
+    key, sep, rest = line.partition(": ")
+    if not sep or not rest or rest[0] == " " or not (_KEYS_SEEN.get(key) or _plain_key(key)):
+        return None
+    if rest[0] not in _SPECIAL_FIRST:
+        return key, rest
+    return key, [] if rest == "[]" else _primitive(rest)
+
+
+def _nested_array(
+    body: str, lines: list[str], k: int, count: int
+) -> tuple[int, tuple[str, Any] | None]:
+    """An inline or tabular array field of a list item: ``(next line, (key, value))``.
+
+    A tabular array's rows sit two spaces deeper than its header (six in all).
+    """
+    match = _HEADER.match(body)
+    if match is None:
+        return k, None
+    key, length_text, fields_text, rest = match.groups()
+    length = int(length_text)
+    rest = rest.strip(" ")
+    if fields_text is None:
+        if not rest:
+            return k, ((key, []) if length == 0 else None)
+        cells = _cells(rest)
+        return k, ((key, cells) if len(cells) == length else None)
+    fields = fields_text.split(",")
+    if rest or not all(fields) or len(set(fields)) != len(fields):
+        return k, None
+    rows: list[dict[str, Any]] = []
+    while k < count and lines[k].startswith("      "):
+        row = lines[k][6:]
+        if not row or row[0] in " #" or row[-1] == " ":
+            return k, None
+        cells = _row_cells(row)
+        if len(cells) != len(fields):
+            return k, None
+        rows.append(dict(zip(fields, cells, strict=True)))
+        k += 1
+    return k, ((key, rows) if len(rows) == length else None)
+
+
+def _list_form(lines: list[str], k: int, count: int) -> tuple[int, list[Any] | None]:
+    """The list-form array whose items start at ``lines[k]``: ``(next line, items)``.
+
+    Only flat items: ``- key: value`` with more ``key: value`` lines below it,
+    or ``- value``. Anything nested gives ``None`` for the full decoder.
+    """
+    items: list[Any] = []
+    current: dict[str, Any] | None = None
+    while k < count and lines[k].startswith("  "):
+        line = lines[k]
+        k += 1
+        if line[-1] == " ":
+            return k, None
+        if line.startswith("  - "):
+            body = line[4:]
+            if not body or body[0] == " ":
+                return k, None
+            field = _field(body)
+            if field is not None:
+                current = {field[0]: field[1]}
+                items.append(current)
+                continue
+            if body[0] != '"' and (":" in body or "," in body or body[0] in "[{#"):
+                return k, None  # a header, a quoted key, a nested object...
+            current = None
+            items.append(_primitive(body))
+        elif line.startswith("    ") and current is not None:
+            body = line[4:]
+            if not body or body[0] == " ":
+                return k, None
+            field = _field(body)
+            if field is None:
+                k, field = _nested_array(body, lines, k, count)
+            if field is None or field[0] in current:
+                return k, None
+            current[field[0]] = field[1]
+        else:
+            return k, None
+    return k, items
+
+
 def _read(text: str) -> dict[str, Any] | None:
     if not text or text[0] in " \ufeff" or "\t" in text or "\r" in text:
         return None
@@ -196,9 +290,13 @@ def _read(text: str) -> dict[str, Any] | None:
             rest = rest.strip(" ")
             if fields_text is None:
                 if not rest:
-                    if length != 0:
-                        return None  # a list-form array: leave it to the full decoder
-                    value = []
+                    if length == 0:
+                        value = []
+                    else:
+                        k, listed = _list_form(lines, k, count)
+                        if listed is None or len(listed) != length:
+                            return None
+                        value = listed
                 else:
                     value = _cells(rest)
                     if len(value) != length:
