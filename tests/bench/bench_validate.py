@@ -128,7 +128,9 @@ def bench(repo: Path, label: str, ours: str, theirs: str | None, rounds: int) ->
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument(
+        "--items", type=int, default=10_000, help="Generated tracker size (0: the real one only)."
+    )
     parser.add_argument("--entries", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
@@ -139,16 +141,17 @@ def main() -> int:
         print("PM_UPSTREAM_BIN is not set: this pm only", file=sys.stderr)
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch)
-        repo = base / "generated"
-        started = time.perf_counter()
-        root = generate(args.items, repo, jobs=2, history=True)
-        added = lengthen_histories(root, args.entries)
-        subprocess.run(["git", "init", "-q", str(repo)], check=True)
-        print(
-            f"generated {args.items} items, {args.items + added} history entries "
-            f"in {time.perf_counter() - started:.1f} s"
-        )
-        bench(repo, f"generated: {args.items} items", ours, theirs, args.rounds)
+        if args.items:
+            repo = base / "generated"
+            started = time.perf_counter()
+            root = generate(args.items, repo, jobs=2, history=True)
+            added = lengthen_histories(root, args.entries)
+            subprocess.run(["git", "init", "-q", str(repo)], check=True)
+            print(
+                f"generated {args.items} items, {args.items + added} history entries "
+                f"in {time.perf_counter() - started:.1f} s"
+            )
+            bench(repo, f"generated: {args.items} items", ours, theirs, args.rounds)
         real = os.environ.get("PM_TS_TRACKER")
         if real and (Path(real) / ".agents" / "pm").is_dir():
             copy = base / "real"

@@ -133,3 +133,18 @@ def test_a_file_equal_to_its_replay_but_for_a_json_type_is_still_named_as_differ
         "item file differs from the state its history records "
         "(edited by hand, or a write was interrupted before its history entry)"
     ]
+
+
+def test_days_from_civil_is_calendar_timegm() -> None:
+    import calendar
+
+    from pm_core.tracker.model.itemhash import days_from_civil, timestamp_ms
+
+    for year in (*range(1, 10_000, 13), 1900, 1970, 2000, 2024, 2100, 9999):
+        for month in range(1, 13):
+            for day in (1, 28, 29, 30, 31):  # day 31 of a short month rolls over
+                expected = calendar.timegm((year, month, day, 0, 0, 0, 0, 0, 0)) // 86400
+                assert days_from_civil(year, month, day) == expected, (year, month, day)
+    assert timestamp_ms("1970-01-02T00:00:00.001Z") == 86_400_001.0
+    assert timestamp_ms("2026-02-31") == timestamp_ms("2026-03-03")
+    assert timestamp_ms("+275760-01-01") is None  # beyond what the date arithmetic took

@@ -521,8 +521,6 @@ _ISO = re.compile(
 @lru_cache(maxsize=65536)
 def timestamp_ms(text: str) -> float | None:
     """``Date.parse`` for ISO 8601 text: milliseconds since the epoch, None when invalid."""
-    import calendar
-
     match = _ISO.fullmatch(text.strip())
     if not match:
         return None
@@ -534,8 +532,10 @@ def timestamp_ms(text: str) -> float | None:
             return None
         if second > 59 or (hour == 24 and (minute or second)):
             return None
+        if not 1 <= year <= 9999:
+            return None
         # Day 31 of any month is accepted and rolls over, as V8's Date.parse does.
-        days = calendar.timegm((year, month, day, 0, 0, 0, 0, 0, 0)) // 86400
+        days = days_from_civil(year, month, day)
     except (ValueError, OverflowError):
         return None
     millis = int((frac_s or "0")[:3].ljust(3, "0"))
@@ -545,6 +545,20 @@ def timestamp_ms(text: str) -> float | None:
         digits = zone[1:].replace(":", "")
         offset = sign * (int(digits[:2]) * 60 + int(digits[2:]))
     return float((days * 86400 + hour * 3600 + (minute - offset) * 60 + second) * 1000 + millis)
+
+
+def days_from_civil(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 to a proleptic Gregorian date (``calendar.timegm`` // 86400).
+
+    Worked out here rather than with ``calendar``, which pulls in ``datetime``
+    and ``locale``: a merge driver process starts for every merged file.
+    """
+    year -= month <= 2
+    era = year // 400
+    of_era = year - era * 400
+    of_year = (153 * (month - 3 if month > 2 else month + 9) + 2) // 5 + day - 1
+    of_cycle = of_era * 365 + of_era // 4 - of_era // 100 + of_year
+    return era * 146097 + of_cycle - 719468
 
 
 def compare_timestamps(left: Any, right: Any) -> int:
