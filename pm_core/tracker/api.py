@@ -28,7 +28,6 @@ from pm_core.tracker.model.errors import (
 )
 from pm_core.tracker.model.fields import SETTABLE, canonical_key, coerce_fields, parse_dependency
 from pm_core.tracker.model.item import Item, document_hash, item_from_record, normalize_status
-from pm_core.tracker.storage import history as hist
 from pm_core.tracker.storage.faults import checkpoint
 from pm_core.tracker.storage.locks import item_lock
 from pm_core.tracker.storage.store import Store, normalize_id
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
 
     from pm_core.contracts import CommandSpec
     from pm_core.tracker.query.indexed import IndexedReads
+    from pm_core.tracker.storage import history as hist
 
 Receipt = dict[str, Any]
 HIERARCHY_KINDS = ("parent", "child")
@@ -241,6 +241,8 @@ class Tracker:
         message: str | None = None,
     ) -> None:
         """Write ``after`` and append its history entry (caller holds the lock)."""
+        from pm_core.tracker.storage import history as hist
+
         before_doc = hist.item_document(before)
         after_doc = hist.item_document(after)
         entry = hist.build_entry(
@@ -704,6 +706,8 @@ class Tracker:
 
     def delete(self, item_id: str) -> Receipt:
         """Remove an item file; its history stays and records the deletion."""
+        from pm_core.tracker.storage import history as hist
+
         item_id = self.normalize_id(item_id)
         with self._locked(item_id):
             before, path = self.store.read(item_id)
@@ -885,6 +889,8 @@ class Tracker:
 
     def history(self, item_id: str) -> list[hist.HistoryEntry]:
         """An item's history entries, oldest first (also for deleted items)."""
+        from pm_core.tracker.storage import history as hist
+
         item_id = self.normalize_id(item_id)
         entries = hist.read_entries(self.store.history_dir, item_id)
         if not entries and not self.exists(item_id):
@@ -893,6 +899,8 @@ class Tracker:
 
     def version(self, item_id: str, ref: str) -> Item:
         """The item as it was at version ``ref`` (number or timestamp)."""
+        from pm_core.tracker.storage import history as hist
+
         entries = self.history(item_id)
         count = hist.version_index(entries, ref)
         document = hist.replay(entries, count)
@@ -903,6 +911,8 @@ class Tracker:
     @noop_ok
     def restore(self, item_id: str, ref: str) -> Receipt:
         """Rebuild an item at ``ref`` by replay and append a ``restore`` entry."""
+        from pm_core.tracker.storage import history as hist
+
         item_id = self.normalize_id(item_id)
         target = self.version(item_id, ref)
         with self._locked(item_id):
@@ -1144,6 +1154,8 @@ class Tracker:
         the replayed state to the file. Returns what was done, or None when the
         history already matches.
         """
+        from pm_core.tracker.storage import history as hist
+
         item_id = self.normalize_id(item_id)
         with self._locked(item_id):
             item, path = self.store.read(item_id)
@@ -1674,6 +1686,8 @@ class _Snapshot:
 
     def remember_many(self, item_ids: Sequence[str]) -> None:
         """:meth:`remember` of many items, reading the blocked items once."""
+        from pm_core.tracker.storage import history as hist
+
         store = self.tracker.store
         for item_id in item_ids:
             path = store.find_path(item_id)
@@ -1688,6 +1702,8 @@ class _Snapshot:
                 self._keep(hist.history_path(store.history_dir, other.id))
 
     def remember(self, item_id: str) -> None:
+        from pm_core.tracker.storage import history as hist
+
         store = self.tracker.store
         path = store.find_path(item_id)
         if path is not None:
@@ -1705,6 +1721,7 @@ class _Snapshot:
         self.new_ids.append(item_id)
 
     def rollback(self) -> None:
+        from pm_core.tracker.storage import history as hist
         from pm_core.tracker.storage.store import atomic_write
 
         store = self.tracker.store
