@@ -56,7 +56,10 @@ def compare(
     for n in sizes:
         for k, pm in (("before", before), ("after", after)):
             copy = scratch / f"{n}-{k}" / roots[n].name
-            shutil.copytree(roots[n], copy, symlinks=True)
+            # A watcher's socket (left by a bench that ran on the cache) cannot be copied.
+            shutil.copytree(
+                roots[n], copy, symlinks=True, ignore=shutil.ignore_patterns("watch.sock")
+            )
             sides[(n, k)] = Side(copy, repeat, pm / "pm")
     out: dict[str, Any] = {"sizes": sizes, "repeat": repeat, "commands": {}}
     try:

@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import json
 import marshal
-from collections.abc import Callable, Sequence
-from hashlib import blake2b
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
 from pm_core.tracker.model.clock import epoch, parse_iso
 from pm_core.tracker.model.item import ITEM_FIELDS, RISK_VALUES, Item
-
-_blake: Callable[..., Any] = blake2b
-
 
 #: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call.
 _to_json = json.JSONEncoder(ensure_ascii=False).encode
@@ -25,7 +21,10 @@ _to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 def digest16(data: bytes) -> bytes:
     """A 16-byte BLAKE2b digest (file contents, folder listings)."""
-    return bytes(_blake(data, digest_size=16).digest())
+    # Imported here: hashlib loads OpenSSL (~4 ms), and a read the watcher vouches for hashes nothing.
+    from hashlib import blake2b
+
+    return blake2b(data, digest_size=16).digest()
 
 
 _ALL_VALUES = attrgetter(*ITEM_FIELDS)
