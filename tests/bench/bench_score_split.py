@@ -14,6 +14,7 @@ second path stays only where it saves at least 10% of its command's time.
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -55,7 +56,22 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "pm-bench")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    trackers = {n: Tracker(cached_workspace(n, args.cache), author="bench") for n in sizes}
+    # Each size is searched in a copy: an index watcher this process starts must
+    # not leave its socket in the cache that other benches copy from.
+    scratch = Path(tempfile.mkdtemp(prefix="score-split-", dir=args.cache))
+    try:
+        return _run(args, sizes, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, sizes: list[int], scratch: Path) -> int:
+    trackers: dict[int, Tracker] = {}
+    for n in sizes:
+        cached = cached_workspace(n, args.cache)
+        copy = scratch / str(n) / ".agents" / "pm"
+        shutil.copytree(cached, copy, symlinks=True, ignore=shutil.ignore_patterns("watch.sock"))
+        trackers[n] = Tracker(copy, author="bench")
     for tracker in trackers.values():
         tracker.search(SEARCH_QUERY)  # build or refresh the index, warm the page cache
     print(f"{'size':>7} {'query':<18} {'split ms':>9} {'one ms':>8} {'saved':>7}")
