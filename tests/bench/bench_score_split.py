@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
-from generate import cached_workspace  # noqa: E402
+from generate import cached_workspace, copy_workspace  # noqa: E402
 from run import BROAD_QUERY, SEARCH_QUERY  # noqa: E402
 
 from pm_core.tracker.api import Tracker  # noqa: E402
@@ -68,9 +68,7 @@ def main() -> int:
 def _run(args: argparse.Namespace, sizes: list[int], scratch: Path) -> int:
     trackers: dict[int, Tracker] = {}
     for n in sizes:
-        cached = cached_workspace(n, args.cache)
-        copy = scratch / str(n) / ".agents" / "pm"
-        shutil.copytree(cached, copy, symlinks=True, ignore=shutil.ignore_patterns("watch.sock"))
+        copy = copy_workspace(cached_workspace(n, args.cache), scratch / str(n) / ".agents" / "pm")
         trackers[n] = Tracker(copy, author="bench")
     for tracker in trackers.values():
         tracker.search(SEARCH_QUERY)  # build or refresh the index, warm the page cache

@@ -24,7 +24,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from generate import cached_workspace  # noqa: E402
+from generate import cached_workspace, copy_workspace  # noqa: E402
 from run import COMMANDS, Bench, measured_env, run_once  # noqa: E402
 
 #: The commands measured: start-up first, then every warm command of ``run.py``.
@@ -56,10 +56,7 @@ def compare(
     for n in sizes:
         for k, pm in (("before", before), ("after", after)):
             copy = scratch / f"{n}-{k}" / roots[n].name
-            # A watcher's socket (left by a bench that ran on the cache) cannot be copied.
-            shutil.copytree(
-                roots[n], copy, symlinks=True, ignore=shutil.ignore_patterns("watch.sock")
-            )
+            copy_workspace(roots[n], copy)
             sides[(n, k)] = Side(copy, repeat, pm / "pm")
     out: dict[str, Any] = {"sizes": sizes, "repeat": repeat, "commands": {}}
     try:

@@ -362,6 +362,16 @@ def generate(
     return root
 
 
+def copy_workspace(tracker_dir: Path, dest: Path) -> Path:
+    """A copy of a cached tracker for one bench to use and change.
+
+    A socket (an index watcher's, when a bench ran on the cache itself) cannot
+    be copied and is left behind.
+    """
+    shutil.copytree(tracker_dir, dest, symlinks=True, ignore=shutil.ignore_patterns("watch.sock"))
+    return dest
+
+
 def cached_workspace(
     n: int, cache: Path, *, seed: int = DEFAULT_SEED, progress: bool = False
 ) -> Path:

@@ -183,38 +183,43 @@ def _field(line: str) -> tuple[str, Any] | None:
     return key, [] if rest == "[]" else _primitive(rest)
 
 
-def _nested_array(
-    body: str, lines: list[str], k: int, count: int
-) -> tuple[int, tuple[str, Any] | None]:
-    """An inline or tabular array field of a list item: ``(next line, (key, value))``.
+def _array(
+    match: re.Match[str], lines: list[str], k: int, count: int, indent: str
+) -> tuple[int, list[Any] | None]:
+    """The value of the array header ``match``: ``(next line, value)``, None when unsure.
 
-    A tabular array's rows sit two spaces deeper than its header (six in all).
+    Inline arrays are on the header's line; tabular rows and list-form items
+    follow it at ``indent`` (list form only at the top level).
     """
-    match = _HEADER.match(body)
-    if match is None:
-        return k, None
-    key, length_text, fields_text, rest = match.groups()
+    _, length_text, fields_text, rest = match.groups()
     length = int(length_text)
     rest = rest.strip(" ")
     if fields_text is None:
-        if not rest:
-            return k, ((key, []) if length == 0 else None)
-        cells = _cells(rest)
-        return k, ((key, cells) if len(cells) == length else None)
+        if rest:
+            cells = _cells(rest)
+            return k, cells if len(cells) == length else None
+        if length == 0:
+            return k, []
+        if indent != "  ":
+            return k, None  # a list nested in a list item: left to the full decoder
+        k, listed = _list_form(lines, k, count)
+        return k, listed if listed is not None and len(listed) == length else None
     fields = fields_text.split(",")
     if rest or not all(fields) or len(set(fields)) != len(fields):
         return k, None
+    width = len(fields)
+    cut = len(indent)
     rows: list[dict[str, Any]] = []
-    while k < count and lines[k].startswith("      "):
-        row = lines[k][6:]
-        if not row or row[0] in " #" or row[-1] == " ":
+    while k < count and lines[k].startswith(indent):
+        body = lines[k][cut:]
+        if not body or body[0] in " #" or body[-1] == " ":
             return k, None
-        cells = _row_cells(row)
-        if len(cells) != len(fields):
+        cells = _row_cells(body)
+        if len(cells) != width:
             return k, None
         rows.append(dict(zip(fields, cells, strict=True)))
         k += 1
-    return k, ((key, rows) if len(rows) == length else None)
+    return k, rows if len(rows) == length else None
 
 
 def _list_form(lines: list[str], k: int, count: int) -> tuple[int, list[Any] | None]:
@@ -249,8 +254,15 @@ def _list_form(lines: list[str], k: int, count: int) -> tuple[int, list[Any] | N
                 return k, None
             field = _field(body)
             if field is None:
-                k, field = _nested_array(body, lines, k, count)
-            if field is None or field[0] in current:
+                match = _HEADER.match(body)
+                if match is None:
+                    return k, None
+                # A tabular array's rows sit two spaces deeper than its header (six in all).
+                k, value = _array(match, lines, k, count, "      ")
+                if value is None:
+                    return k, None
+                field = match.group(1), value
+            if field[0] in current:
                 return k, None
             current[field[0]] = field[1]
         else:
@@ -267,7 +279,6 @@ def _read(text: str) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     count = len(lines)
     header = _HEADER.match
-    seen = _KEYS_SEEN.get
     k = 0
     while k < count:
         line = lines[k]
@@ -275,52 +286,18 @@ def _read(text: str) -> dict[str, Any] | None:
         # An indented line here is outside a table: a nested object or a list item.
         if not line or line[0] == " " or line[-1] == " ":
             return None
-        key, sep, rest = line.partition(": ")
-        if sep and rest and rest[0] != " " and (seen(key) or _plain_key(key)):
-            if rest[0] not in _SPECIAL_FIRST:
-                value: Any = rest  # plain text (what _primitive returns for it)
-            else:
-                value = [] if rest == "[]" else _primitive(rest)
+        field = _field(line)
+        if field is not None:
+            key, value = field
         else:
             match = header(line)
             if match is None:
                 return None  # a nested object, a quoted key, a comment...
-            key, length_text, fields_text, rest = match.groups()
-            length = int(length_text)
-            rest = rest.strip(" ")
-            if fields_text is None:
-                if not rest:
-                    if length == 0:
-                        value = []
-                    else:
-                        k, listed = _list_form(lines, k, count)
-                        if listed is None or len(listed) != length:
-                            return None
-                        value = listed
-                else:
-                    value = _cells(rest)
-                    if len(value) != length:
-                        return None
-            else:
-                if rest:
-                    return None
-                fields = fields_text.split(",")
-                if not all(fields) or len(set(fields)) != len(fields):
-                    return None
-                width = len(fields)
-                rows: list[dict[str, Any]] = []
-                while k < count and lines[k].startswith("  "):
-                    body = lines[k][2:]
-                    if not body or body[0] in " #" or body[-1] == " ":
-                        return None
-                    cells = _row_cells(body)
-                    if len(cells) != width:
-                        return None
-                    rows.append(dict(zip(fields, cells, strict=True)))
-                    k += 1
-                if len(rows) != length:
-                    return None
-                value = rows
+            key = match.group(1)
+            k, listed = _array(match, lines, k, count, "  ")
+            if listed is None:
+                return None
+            value = listed
         if key in out:
             return None
         out[key] = value
