@@ -1,7 +1,7 @@
 """The agent capability contract: every built-in command, declared once.
 
 One row per command: name, tier, family, summary, and the module that holds
-its CLI implementation (a ``SPECS`` entry or a ``cmd_<name>`` click command).
+its CLI implementation (its ``SPECS`` entry: a command or a group).
 Everything else projects from these rows: the CLI's command list and its
 help ordered by tier, the MCP profiles (through the host's command registry),
 ``pm_run``'s action enum, ``pm contracts``, shell completion and

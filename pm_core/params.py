@@ -20,7 +20,7 @@ This module imports nothing beyond the standard library.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 Kind = Literal["text", "int", "float", "flag", "json"]
@@ -63,6 +63,7 @@ class Opt:
         "metavar",
         "minimum",
         "multiple",
+        "pairs",
         "role",
         "show_default",
         "strict",
@@ -87,6 +88,7 @@ class Opt:
         compact: bool = True,
         tool_minimum: int | None = None,
         strict: bool = False,
+        pairs: bool = False,
     ) -> None:
         self.decls = decls
         self.dest = dest
@@ -111,6 +113,9 @@ class Opt:
         #: The CLI itself refuses a value outside the fixed ``choices`` (click's
         #: ``[a|b|c]``), where otherwise the SDK checks them.
         self.strict = strict
+        #: Repeatable ``KEY=VALUE`` pairs; a tool may pass them as one object
+        #: (its values keep their JSON types), read with :func:`assignments`.
+        self.pairs = pairs
 
     @property
     def takes_value(self) -> bool:
@@ -191,6 +196,38 @@ def parse_assignments(values: Iterable[str], flag: str) -> dict[str, str]:
             raise UsageError(f"{flag} expects key=value, got {raw!r}", hint=f"{flag} name=value")
         out[key.strip()] = value
     return out
+
+
+def assignments(values: Mapping[str, Any] | Iterable[str], flag: str) -> dict[str, Any]:
+    """A :attr:`Opt.pairs` value as a dict: the CLI's ``key=value`` texts, or a tool's object."""
+    if isinstance(values, Mapping):
+        return {str(key): value for key, value in values.items()}
+    return parse_assignments(values, flag)
+
+
+def _module(command: str) -> Any:
+    """``pm_core.commands.<module>`` of built-in ``command`` (named like its CLI module)."""
+    from importlib import import_module
+
+    from pm_core.capabilities import BY_NAME
+
+    return import_module("pm_core.commands." + BY_NAME[command].module.rsplit(".", 1)[1])
+
+
+def action(command: str) -> Callable[..., Any] | None:
+    """The function both doors call for built-in ``command`` (``"group sub"``: a subcommand).
+
+    It takes the tracker and the declared values (by ``dest``) and returns the
+    answer; the CLI prints it, ``pm_run`` returns it. ``None`` when the
+    command's module declares none.
+    """
+    try:
+        table: dict[str, Callable[..., Any]] = getattr(
+            _module(command.split(" ")[0]), "ACTIONS", {}
+        )
+    except (KeyError, ModuleNotFoundError):
+        return None
+    return table.get(command)
 
 
 def declared(command: str) -> tuple[Param, ...]:
@@ -353,6 +390,8 @@ def _convert(param: Param, raw: Any) -> Any:
         if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
             return raw.strip().lower() == "true"
         raise ToolArgumentError(f"{key} must be true or false, got {raw!r}")
+    if param.pairs and isinstance(raw, Mapping):
+        return dict(raw)
     if param.multiple:
         return tuple(_scalar(param, key, one) for one in _texts(key, raw, scalars=True))
     return _scalar(param, key, raw)

@@ -6,7 +6,8 @@ actions call the command's handler. ``internal`` commands are never reachable.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from pm_plugins.tracker_tools import args as a
@@ -24,6 +25,15 @@ from pm_core.contracts import (
     tier_includes,
 )
 from pm_core.hosting import call_command
+from pm_core.params import (
+    Arg,
+    ToolArgumentError,
+    action,
+    declared,
+    declared_subcommands,
+    from_tool,
+    tool_keys,
+)
 from pm_core.tracker.model.errors import UsageError
 
 Schema = dict[str, Any]
@@ -43,104 +53,76 @@ _PARAM_TYPES: Mapping[str, Schema] = {
 # ------------------------------------------------------------------ built-ins without a tool
 
 
-def _reopen(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
-    return ctx.tracker.reopen(a.required_text(params, "id"), message=a.text(params, "reason"))
+@cache
+def declared_actions() -> dict[str, tuple[str, ...]]:
+    """Built-in commands ``pm_run`` runs from their declaration: name -> subcommands.
+
+    A command (or each subcommand of a group) whose module names the function
+    both doors call (:func:`pm_core.params.action`); a plain command has no
+    subcommands. ``merge driver`` has none: git alone runs it.
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for command in builtin_commands():
+        subs = tuple(
+            sub for sub in declared_subcommands(command.name) if action(f"{command.name} {sub}")
+        )
+        if subs:
+            out[command.name] = subs
+        elif action(command.name) is not None:
+            out[command.name] = ()
+    return out
 
 
-def _history(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
-    item = a.required_text(params, "id")
-    entries = [e.to_json() for e in ctx.tracker.history(item)]
-    return {"id": ctx.tracker.normalize_id(item), "entries": entries, "count": len(entries)}
+def _run_declared(
+    ctx: ToolContext, command: CommandSpec, passed: dict[str, Any], positionals: list[Any]
+) -> Any:
+    """Run a built-in with no tool: its declared parameters, read as its tool keys.
 
-
-def _delete(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
-    return ctx.tracker.delete(a.required_text(params, "id"))
-
-
-def _restore(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
-    return ctx.tracker.restore(a.required_text(params, "id"), a.required_text(params, "ref"))
-
-
-def _claims(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
-    return ctx.tracker.claims(include_expired=a.flag(params, "all"))
-
-
-def _init(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
-    return ctx.tracker.init(a.text(params, "prefix"))
-
-
-def _index(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
-    from pm_core.tracker.index.refresh import status, stop
-
-    sub = a.text(params, "subcommand") or "status"
-    if sub not in ("status", "stop"):
-        raise UsageError(f"unknown index subcommand {sub!r}", hint="use status or stop")
-    return status(ctx.tracker) if sub == "status" else stop(ctx.tracker)
-
-
-def _selection(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``ids`` and ``filters`` (``list``'s: status, type, tags, priority, assignee, parent)."""
-    filters = params.get("filters") or {}
-    if not isinstance(filters, Mapping):
-        raise UsageError("filters must be an object", hint='e.g. {"status": "open"}')
-    return {
-        "ids": a.text_list(params, "ids"),
-        "filters": {a.snake(k): v for k, v in filters.items()},
-    }
-
-
-def _update_many(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
-    values = params.get("values") or {}
-    if not isinstance(values, Mapping):
-        raise UsageError("values must be an object of fields", hint='e.g. {"priority": 1}')
-    return ctx.tracker.update_many(
-        values,
-        **_selection(params),
-        add_tags=a.text_list(params, "addTags"),
-        remove_tags=a.text_list(params, "removeTags"),
-        message=a.text(params, "message"),
-        dry_run=a.flag(params, "dryRun"),
-    )
-
-
-def _close_many(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
-    return ctx.tracker.close_many(
-        a.text(params, "reason") or "",
-        **_selection(params),
-        canceled=a.flag(params, "canceled"),
-        status=a.text(params, "status"),
-        dry_run=a.flag(params, "dryRun"),
-    )
-
-
-def _stats(ctx: ToolContext, _params: Mapping[str, Any]) -> Any:
-    return ctx.tracker.stats()
-
-
-def _activity(ctx: ToolContext, params: Mapping[str, Any]) -> Any:
-    return ctx.tracker.activity(
-        since=a.text(params, "since") or "7d", limit=a.integer(params, "limit", minimum=1) or 20
-    )
-
-
-#: Built-in commands with no tool: handler, then the parameters it reads, in the
-#: order positionals fill them.
-DIRECT: Mapping[str, tuple[Callable[[ToolContext, Mapping[str, Any]], Any], tuple[str, ...]]] = {
-    "reopen": (_reopen, ("id", "reason")),
-    "history": (_history, ("id",)),
-    "delete": (_delete, ("id",)),
-    "restore": (_restore, ("id", "ref")),
-    "init": (_init, ("prefix",)),
-    "claims": (_claims, ("all",)),
-    "index": (_index, ("subcommand",)),
-    "update-many": (
-        _update_many,
-        ("values", "ids", "filters", "addTags", "removeTags", "message", "dryRun"),
-    ),
-    "close-many": (_close_many, ("reason", "ids", "filters", "canceled", "status", "dryRun")),
-    "stats": (_stats, ()),
-    "activity": (_activity, ("since", "limit")),
-}
+    Arguments come by name (top level or ``options``) or by position: a group's
+    ``subcommand`` first, then the declared positionals in order. A key the
+    command does not declare is refused for a write and ignored, with a
+    warning, for a read, so a write never runs without an argument it was given.
+    """
+    name = command.name
+    given = {**a.bag(passed), **{k: v for k, v in passed.items() if k != "options"}}
+    rest = list(positionals)
+    subs = declared_actions()[name]
+    target = name
+    if subs:
+        if given.get("subcommand") is None and rest:
+            given["subcommand"] = rest.pop(0)
+        sub = given.pop("subcommand", None)
+        if sub not in subs:
+            raise UsageError(
+                f"{name} needs a subcommand"
+                if sub is None
+                else f"{name} has no subcommand {sub!r}",
+                hint=f"pass subcommand: one of {', '.join(subs)}",
+            )
+        target = f"{name} {sub}"
+        params = declared_subcommands(name)[str(sub)]
+    else:
+        params = declared(name)
+    keys = tool_keys(params)
+    _fill(given, [p.tool for p in params if isinstance(p, Arg) and p.tool is not None], rest, name)
+    unknown = sorted(k for k in given if k not in keys)
+    takes = ", ".join(sorted(keys)) or "no arguments"
+    if unknown and not (command.effects is not None and command.effects.read_only):
+        raise UsageError(
+            f"{target} does not take {', '.join(repr(k) for k in unknown)}",
+            hint=f"{target} takes: {takes} (pm_contracts lists each)",
+        )
+    warnings = [
+        f"argument {key!r} is not used by {target}; it was ignored (it reads: {takes})"
+        for key in unknown
+    ]
+    try:
+        values = from_tool(params, given)
+    except ToolArgumentError as exc:
+        raise UsageError(f"{target}: {exc}", hint="pm_contracts lists each parameter") from None
+    function = action(target)
+    assert function is not None  # declared_actions() lists only commands that have one
+    return _merge(function(ctx.tracker, **values), warnings)
 
 
 def _tool_commands() -> dict[str, Any]:
@@ -165,7 +147,7 @@ def pm_run_actions(commands: Mapping[str, CommandSpec], profile_tier: str) -> li
     A built-in is offered when this plugin can run it (through its tool or
     the SDK) and its tier is visible; ``run`` itself never is.
     """
-    runnable = set(_tool_commands()) | set(DIRECT)
+    runnable = set(_tool_commands()) | set(declared_actions())
     builtins = sorted(
         c.name
         for c in commands.values()
@@ -257,17 +239,8 @@ def handle(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     command = ctx.commands[action]
     if not command.builtin:
         return run_extension(ctx, command, passed, positionals)
-    if action in DIRECT:
-        handler, names = DIRECT[action]
-        params = {**a.bag(passed), **{k: v for k, v in passed.items() if k != "options"}}
-        _fill(params, names, positionals, action)
-        ignored = [
-            f"argument {key!r} is not used by {action}; it was ignored (it reads: "
-            f"{', '.join(names)})"
-            for key in params
-            if key not in names
-        ]
-        return _merge(handler(ctx, params), ignored)
+    if action in declared_actions() and action not in _tool_commands():
+        return _run_declared(ctx, command, passed, positionals)
     return _run_tool(ctx, action, passed, positionals)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from importlib import import_module
 
 import click
 
@@ -22,14 +21,11 @@ from pm_core.cli.state import CliState
 
 
 def builtin_command(name: str) -> click.Command:
-    """The click command of built-in ``name`` (declared by a spec, or a ``cmd_<name>``)."""
+    """The click command of built-in ``name``, built from its declaration (a spec or a group)."""
     spec = find_declared(name)
-    if isinstance(spec, Spec):
-        return to_click(spec)
-    if spec is not None:
-        return to_click_group(spec)
-    command: click.Command = getattr(import_module(COMMANDS[name]), f"cmd_{name.replace('-', '_')}")
-    return command
+    if spec is None:  # a row of the capability table whose module declares no such command
+        raise LookupError(f"built-in command {name!r} is not declared in {COMMANDS[name]}")
+    return to_click(spec) if isinstance(spec, Spec) else to_click_group(spec)
 
 
 #: Help sections of built-in commands, by tier; ``pm --help`` shows the first two.

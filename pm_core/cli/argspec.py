@@ -31,8 +31,8 @@ __all__ = [
     "specs",
 ]
 
-#: Built-in command name -> the module that defines it: a ``SPECS`` entry
-#: (:class:`Spec`), else a click command named ``cmd_<name>``. Projected from
+#: Built-in command name -> the module whose ``SPECS`` declares it (a
+#: :class:`Spec` or a :class:`Group`). Projected from
 #: the capability table (:data:`pm_core.capabilities.ROWS`), the one list of commands.
 COMMANDS: dict[str, str] = {row.name: row.module for row in ROWS}
 
@@ -43,10 +43,11 @@ class Spec:
     ``run`` receives the :class:`pm_core.cli.state.CliState` and one keyword
     per argument and option (named by ``dest``); its docstring is the help.
     It may return an exit code (the bulk commands' 6 and 7), after saying why
-    on stderr. Every spec command also takes ``--json``.
+    on stderr. Every spec command also takes ``--json``, unless ``json`` is
+    false (``help``, whose output is text whatever is asked).
     """
 
-    __slots__ = ("args", "name", "opts", "run")
+    __slots__ = ("args", "json", "name", "opts", "run")
 
     def __init__(
         self,
@@ -56,9 +57,11 @@ class Spec:
         args: tuple[Arg, ...] = (),
         opts: tuple[Opt, ...] = (),
         params: tuple[Param, ...] = (),
+        json: bool = True,
     ) -> None:
         self.name = name
         self.run = run
+        self.json = json
         #: ``params`` (a declaration from :mod:`pm_core.commands`) split into both kinds.
         self.args = args + tuple(p for p in params if isinstance(p, Arg))
         self.opts = opts + tuple(p for p in params if isinstance(p, Opt))

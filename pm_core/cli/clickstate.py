@@ -125,7 +125,8 @@ def to_click(spec: Spec) -> click.Command:
     def callback(state: CliState, /, **values: Any) -> int | None:
         return spec.run(state, **values)
 
-    return json_option(click.Command(spec.name, callback=callback, params=params, help=spec.help))
+    command = click.Command(spec.name, callback=callback, params=params, help=spec.help)
+    return json_option(command) if spec.json else command
 
 
 def to_click_group(group: Group) -> click.Group:

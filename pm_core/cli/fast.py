@@ -62,7 +62,7 @@ def run(args: Sequence[str]) -> int | None:
     # --pm-path (the TypeScript pm's name) is preferred over --path.
     given = options.get("--pm-path", options.get("--path"))
     path = given if given is not None else os.environ.get("PM_PATH") or None
-    json_flag = values.pop("json_flag")
+    json_flag = values.pop("json_flag", False)
     as_json = bool(options.get("--json")) or json_flag
     output = {name: bool(options.get("--" + name.replace("_", "-"))) for name in OUTPUT_FLAGS}
     state = CliState(path, options.get("--author"), as_json, output=output)
@@ -128,7 +128,7 @@ def _plain(value: str) -> str:
 
 
 def _command(spec: Spec, args: Sequence[str]) -> dict[str, Any]:
-    longs: dict[str, Opt] = {"--json": _JSON}
+    longs: dict[str, Opt] = {"--json": _JSON} if spec.json else {}
     shorts: dict[str, Opt] = {}
     for opt in spec.opts:
         for decl in opt.decls:
@@ -166,6 +166,8 @@ def _command(spec: Spec, args: Sequence[str]) -> dict[str, Any]:
         )
         position += 1
     values = {opt.dest: _value(opt, given.get(opt.dest)) for opt in (*spec.opts, _JSON)}
+    if not spec.json:
+        values.pop(_JSON.dest)
     for declared in spec.args:
         if declared.variadic:
             values[declared.name] = tuple(positionals)

@@ -8,10 +8,13 @@ filters, spelled ``--filter-*`` so they never clash with a value being set.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pm_core.commands.items import TAG_EDITS
-from pm_core.params import Opt, Param, split_commas
+from pm_core.params import Opt, Param, assignments, split_commas
+
+if TYPE_CHECKING:
+    from pm_core.tracker.api import Tracker
 
 SELECTION: tuple[Opt, ...] = (
     Opt(
@@ -85,6 +88,54 @@ def selection(values: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
     return ids, filters
 
 
+def update_many(tracker: Tracker, /, **params: Any) -> dict[str, Any]:
+    """Update every selected item in one all-or-nothing step: the effect envelope."""
+    ids, filters = selection(params)
+    values: dict[str, Any] = assignments(params["assignments"], "--set")
+    for key in ("status", "priority", "assignee"):
+        if params[key] is not None:
+            values[key] = params[key]
+    return tracker.update_many(
+        values,
+        ids=ids,
+        filters=filters,
+        add_tags=split_commas(params["add_tag"]),
+        remove_tags=split_commas(params["remove_tag"]),
+        message=params["message"],
+        dry_run=params["dry_run"],
+    )
+
+
+def close_many(tracker: Tracker, /, **params: Any) -> dict[str, Any]:
+    """Close every selected item in one all-or-nothing step: the effect envelope."""
+    ids, filters = selection(params)
+    return tracker.close_many(
+        params["reason"] or "",
+        ids=ids,
+        filters=filters,
+        canceled=params["canceled"],
+        status=params["close_status"],
+        dry_run=params["dry_run"],
+    )
+
+
+def test_all(tracker: Tracker, /, timeout: float | None, **params: Any) -> dict[str, Any]:
+    """Run the linked tests of every selected item (default: open items): runs and summary."""
+    ids, filters = selection(params)
+    given = {k: v for k, v in filters.items() if v not in (None, [], "")}
+    return tracker.test_all(ids=ids, filters=given, timeout_seconds=timeout)
+
+
+def stats(tracker: Tracker) -> dict[str, Any]:
+    """Counts by status, type, priority and assignee; how old the open work is."""
+    return tracker.stats()
+
+
+def activity(tracker: Tracker, since: str, limit: int) -> dict[str, Any]:
+    """Recent changes across items, newest first."""
+    return tracker.activity(since=since, limit=limit)
+
+
 PARAMS: dict[str, tuple[Param, ...]] = {
     "update-many": (
         *SELECTION,
@@ -117,6 +168,7 @@ PARAMS: dict[str, tuple[Param, ...]] = {
             multiple=True,
             metavar="FIELD=VALUE",
             tool="values",
+            pairs=True,
             role="field",
             help="Any other field, as FIELD=VALUE; repeatable.",
         ),
@@ -167,4 +219,13 @@ PARAMS: dict[str, tuple[Param, ...]] = {
             role="filter",
         ),
     ),
+}
+
+#: Command -> the function both doors call with its declared values (``pm_run`` runs these).
+ACTIONS = {
+    "update-many": update_many,
+    "close-many": close_many,
+    "test-all": test_all,
+    "stats": stats,
+    "activity": activity,
 }

@@ -7,8 +7,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from pm_core.commands.read import SEARCH_MODES
 from pm_core.params import Opt, Param
+
+if TYPE_CHECKING:
+    from pm_core.tracker.api import Tracker
+
+
+def evaluate(
+    tracker: Tracker, queries: str | None, mode: str, k: int, fail_under: float | None
+) -> dict[str, Any]:
+    """nDCG, MRR, precision and recall @k per golden query; ``passed`` against ``fail_under``."""
+    from pathlib import Path
+
+    from pm_core.tracker.query.evaluate import evaluate as score
+
+    return score(
+        tracker, path=Path(queries) if queries else None, mode=mode, k=k, fail_under=fail_under
+    )
+
 
 PARAMS: dict[str, tuple[Param, ...]] = {
     "eval": (
@@ -16,6 +35,9 @@ PARAMS: dict[str, tuple[Param, ...]] = {
             "--queries",
             dest="queries",
             metavar="FILE",
+            # A path to read: a tool gets the tracker's own query set, never a
+            # file a client names (pm_run's eval reads search/eval-queries.json).
+            tool=None,
             help="Query set (default search/eval-queries.json).",
         ),
         Opt(
@@ -36,3 +58,6 @@ PARAMS: dict[str, tuple[Param, ...]] = {
         ),
     ),
 }
+
+#: Command -> the function both doors call with its declared values (``pm_run`` runs these).
+ACTIONS = {"eval": evaluate}

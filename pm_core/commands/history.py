@@ -18,6 +18,23 @@ if TYPE_CHECKING:
 _ITEM = Arg("item_id", help="The item's id (prefix optional).")
 
 
+def history(
+    tracker: Tracker, item_id: str, verify: bool, diff: bool, limit: int | None
+) -> dict[str, Any]:
+    """The item's numbered history (:func:`history_rows`), or with ``verify`` its chain report."""
+    if verify:
+        from pm_core.tracker.storage.history import verify_item
+
+        report: dict[str, Any] = verify_item(tracker.store, tracker.normalize_id(item_id))
+        return report
+    return history_rows(tracker, item_id, diff, limit)
+
+
+def restore(tracker: Tracker, item_id: str, ref: str) -> dict[str, Any]:
+    """Rebuild an item as it was at a version or time."""
+    return tracker.restore(item_id, ref)
+
+
 def history_rows(tracker: Tracker, item_id: str, diff: bool, limit: int | None) -> dict[str, Any]:
     """``{id, entries, total}``: numbered history entries (the last ``limit``), patches with ``diff``."""
     entries = tracker.history(item_id)
@@ -85,3 +102,6 @@ PARAMS: dict[str, tuple[Param, ...]] = {
         ),
     ),
 }
+
+#: Command -> the function both doors call with its declared values (``pm_run`` runs these).
+ACTIONS = {"history": history, "restore": restore}

@@ -9,9 +9,14 @@ validates and normalises them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from pm_core.params import Arg, Opt, Param
 from pm_core.tracker.model.fields import SETTABLE
 from pm_core.tracker.model.item import COLLECTION_FIELDS, FIELD_ORDER
+
+if TYPE_CHECKING:
+    from pm_core.tracker.api import Tracker
 
 #: Tag edits of ``update``, shared with ``update-many``.
 TAG_EDITS: tuple[Opt, ...] = (
@@ -164,6 +169,30 @@ FIELD_OPTS: tuple[Opt, ...] = (
 MESSAGE = Opt("--message", "-m", dest="message", help="A note recorded in history.")
 ITEM = Arg("item_id", help="The item's id (prefix optional).")
 
+
+def init(
+    tracker: Tracker, prefix: str | None, id_prefix: str | None, no_merge_fence: bool = False
+) -> dict[str, Any]:
+    """Create the tracker (idempotent): what was created, the prefix, and what to run next."""
+    from pm_core.tracker.model.errors import UsageError
+
+    if prefix and id_prefix and prefix != id_prefix:
+        raise UsageError("two different prefixes given", hint="pass PREFIX or --id-prefix")
+    result = tracker.init(prefix or id_prefix, merge_fence=not no_merge_fence)
+    result["id_prefix"] = tracker.prefix
+    result["next_steps"] = [
+        'pm create --title "..." --description "..."',
+        "pm list",
+        "pm next",
+    ]
+    return result
+
+
+def delete(tracker: Tracker, item_id: str) -> dict[str, Any]:
+    """Delete an item (its history is kept)."""
+    return tracker.delete(item_id)
+
+
 PARAMS: dict[str, tuple[Param, ...]] = {
     "create": (
         Arg("title_arg", required=False, metavar="[TYPE-OR-TITLE]", tool=None),
@@ -226,3 +255,6 @@ PARAMS: dict[str, tuple[Param, ...]] = {
         ),
     ),
 }
+
+#: Command -> the function both doors call with its declared values (``pm_run`` runs these).
+ACTIONS = {"init": init, "delete": delete}

@@ -58,6 +58,17 @@ def release(tracker: Tracker, item_id: str, force: bool, local: bool) -> dict[st
 _ITEM = Arg("item_id", help="The item's id (prefix optional).")
 _LOCAL = Opt("--local", dest="local", kind="flag", help="In this clone only (remote mode offline).")
 
+
+def claims(tracker: Tracker, include_expired: bool, cached: bool) -> dict[str, Any]:
+    """Live claim leases (remote mode: fetched from the git remote unless ``cached``)."""
+    return tracker.claims(include_expired=include_expired, fetch=not cached)
+
+
+def reopen(tracker: Tracker, item_id: str, message: str | None) -> dict[str, Any]:
+    """Reopen a closed or canceled item."""
+    return tracker.reopen(item_id, message=message)
+
+
 PARAMS: dict[str, tuple[Param, ...]] = {
     "close": (
         _ITEM,
@@ -108,3 +119,6 @@ PARAMS: dict[str, tuple[Param, ...]] = {
         Opt("--message", "-m", dest="message", help="Why (recorded in history)."),
     ),
 }
+
+#: Command -> the function both doors call with its declared values (``pm_run`` runs these).
+ACTIONS = {"claims": claims, "reopen": reopen}

@@ -1,4 +1,4 @@
-"""The CLI doors to MCP tools, declared: discover, profile, run.
+"""The CLI doors to MCP tools, declared: discover, profile, run; and help.
 
 ``PARAMS`` is the one declaration of their parameters; the CLI
 (:mod:`pm_core.cli.commands.tools`), ``pm contracts`` and ``docs/generated/``
@@ -62,5 +62,11 @@ PARAMS: dict[str, tuple[Param, ...]] = {
             help="Arguments as one JSON object.",
         ),
         _PROFILE,
+    ),
+    "help": (
+        Arg("command", required=False, tool=None, help="The command to show help for."),
+        Opt(
+            "--all", dest="show_all", kind="flag", tool=None, help="List every command, all tiers."
+        ),
     ),
 }

@@ -1,6 +1,6 @@
 """The MCP Inspector CLI, unchanged, against ``pm-mcp`` over stdio and Streamable HTTP.
 
-Both eras (``--protocol-era legacy`` and ``modern``): ``tools/list --strict``
+Both eras (``--protocol-era legacy`` and ``modern``), under each profile: ``tools/list --strict``
 reports no schema portability finding, a tool call answers, resources,
 templates and prompts list, and ``skills/list --verify`` verifies every skill
 file's digest and size.
@@ -26,12 +26,19 @@ def inspector() -> list[str]:
     return ensure_inspector()
 
 
+@pytest.fixture(params=["core", "standard", "full"])
+def profile(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(params=["stdio", "http"])
-def target(request: pytest.FixtureRequest, repo: Path) -> Iterator[list[str]]:
+def target(request: pytest.FixtureRequest, repo: Path, profile: str) -> Iterator[list[str]]:
     if request.param == "stdio":
-        yield ["--cwd", str(repo), sys.executable, "-m", "pm_core.mcp.main"]
+        # env(1) sets the profile whatever environment the Inspector gives its child.
+        server = [sys.executable, "-m", "pm_core.mcp.main"]
+        yield ["--cwd", str(repo), "env", f"PM_MCP_PROFILE={profile}", *server]
         return
-    server = HttpServer(repo)
+    server = HttpServer(repo, env={"PM_MCP_PROFILE": profile})
     try:
         yield [server.url]
     finally:
@@ -52,11 +59,15 @@ def run(inspector: list[str], target: list[str], era: str, *args: str) -> tuple[
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_inspector_cli_on_both_transports(
-    inspector: list[str], target: list[str], era: str
+    inspector: list[str], target: list[str], era: str, profile: str
 ) -> None:
     out, err = run(inspector, target, era, "--method", "tools/list", "--strict")
     tools = json.loads(out)["tools"]
     assert tools and all("outputSchema" in t for t in tools)
+    names = {t["name"] for t in tools}  # the profile's (pm_comments: standard; pm_copy: full)
+    assert ("pm_comments" in names) == (profile != "core") and ("pm_copy" in names) == (
+        profile == "full"
+    )
     assert "portability" not in err.lower(), err
     assert "schemaFindings" not in out
 

@@ -265,6 +265,7 @@ def test_commands_are_off_by_default_running_and_linking_are_refused_with_the_fi
     for name, args in [
         ("pm_test", {"id": item, "run": True}),
         ("pm_run", {"action": "test", "id": item, "run": True}),
+        ("pm_run", {"action": "test-all", "ids": [item]}),
         ("pm_test", {"id": item, "add": f"touch {canary}-2"}),
         ("pm_update", {"id": item, "options": {"tests": [{"command": f"touch {canary}-3"}]}}),
     ]:
@@ -288,6 +289,10 @@ def test_switched_on_commands_linked_here_run_and_pulled_ones_wait_for_approval(
     assert not wire.call("pm_test", {"id": item, "add": f"touch {canary}"}).get("isError")
     ran = wire.call("pm_test", {"id": item, "run": True})["structuredContent"]["result"]
     assert ran["summary"] == {"passed": 1, "failed": 0} and canary.exists()
+    canary.unlink()
+    full = serve({"PM_MCP_PROFILE": "full", "PM_MCP_ALLOW_COMMANDS": "1"})
+    every = full.call("pm_run", {"action": "test-all", "ids": [item]})["structuredContent"]
+    assert every["result"]["summary"]["passed"] == 1 and canary.exists(), every
     # A command set as a field, not linked with `pm test --add`: nobody here approved it.
     other = tracker.create({"title": "Pulled"})["id"]
     stranger = repo.parent / "canary-stranger"

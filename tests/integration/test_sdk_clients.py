@@ -2,8 +2,8 @@
 
 ``mcp.Client`` in ``legacy`` (initialize) and ``auto`` (2026-07-28 through
 ``server/discover``) modes, over stdio (a spawned ``pm-mcp``) and Streamable
-HTTP (``pm-mcp --http``): the core workflow, with every structured result
-validated against the tool's listed ``outputSchema``.
+HTTP (``pm-mcp --http``), under each profile: the core workflow, with every
+structured result validated against the tool's listed ``outputSchema``.
 """
 
 from __future__ import annotations
@@ -30,15 +30,16 @@ def anyio_backend() -> str:
 
 
 @asynccontextmanager
-async def connect(repo: Path, transport: str, mode: str) -> AsyncIterator[Client]:
+async def connect(repo: Path, transport: str, mode: str, profile: str) -> AsyncIterator[Client]:
+    env = {"PM_MCP_PROFILE": profile}
     if transport == "stdio":
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "pm_core.mcp.main"], cwd=str(repo), env={}
+            command=sys.executable, args=["-m", "pm_core.mcp.main"], cwd=str(repo), env=env
         )
         async with Client(params, mode=mode) as client:  # type: ignore[arg-type]
             yield client
         return
-    server = HttpServer(repo)
+    server = HttpServer(repo, env=env)
     try:
         async with Client(server.url, mode=mode) as client:  # type: ignore[arg-type]
             yield client
@@ -56,13 +57,19 @@ async def _call(client: Client, schemas: dict[str, Any], name: str, args: dict[s
     return value
 
 
+@pytest.mark.parametrize("profile", ["core", "standard", "full"])
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_core_workflow_with_the_sdk_client(repo: Path, transport: str, mode: str) -> None:
-    async with connect(repo, transport, mode) as client:
+async def test_core_workflow_with_the_sdk_client(
+    repo: Path, transport: str, mode: str, profile: str
+) -> None:
+    async with connect(repo, transport, mode, profile) as client:
         tools = (await client.list_tools()).tools
         schemas = {t.name: t.output_schema for t in tools}
         assert all(schemas.values()), [n for n, s in schemas.items() if not s]
+        # The server serves the profile asked for (pm_comments: standard; pm_copy: full).
+        assert ("pm_comments" in schemas) == (profile != "core"), sorted(schemas)
+        assert ("pm_copy" in schemas) == (profile == "full"), sorted(schemas)
         created = await _call(
             client, schemas, "pm_create", {"options": {"title": "Via SDK", "type": "Task"}}
         )

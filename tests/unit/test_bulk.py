@@ -114,7 +114,7 @@ def test_bulk_stats_and_activity_through_pm_run(tracker: Tracker) -> None:
     a = _new(tracker, "A", tags=["ui"])
     envelope = tools.value(
         "pm_run",
-        {"action": "update-many", "values": {"priority": 1}, "filters": {"tags": ["ui"]}},
+        {"action": "update-many", "values": {"priority": 1}, "filterTag": ["ui"]},
     )
     assert envelope["updated_count"] == 1 and tracker.get(a).priority == 1
     closed = tools.value("pm_run", {"action": "close-many", "ids": [a], "reason": "done"})

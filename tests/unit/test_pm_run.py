@@ -136,7 +136,7 @@ def test_reopen_history_restore_and_delete_run_through_the_sdk(plain: ToolHost, 
 
 def test_sdk_action_warns_about_arguments_it_does_not_read(plain: ToolHost, item: str) -> None:
     outcome = plain.call("pm_run", {"action": "history", "id": item, "force": True})
-    assert outcome.value["count"] == 1
+    assert outcome.value["total"] == 1
     assert outcome.warnings and "'force'" in outcome.warnings[0]
 
 
@@ -213,3 +213,92 @@ def test_extension_warnings_are_kept(tools: ToolHost) -> None:
     outcome = tools.call("pm_run", {"action": "audit"})
     assert outcome.value == {"ok": True}
     assert outcome.warnings == ("from the extension",)
+
+
+# ------------------------------------------------------------------ declared built-ins
+
+
+def test_history_takes_the_options_the_cli_has(plain: ToolHost, item: str) -> None:
+    plain.value("pm_update", {"id": item, "options": {"priority": 1}})
+    plain.value("pm_update", {"id": item, "options": {"priority": 2}})
+    cli_like = plain.value("pm_run", {"action": "history", "id": item, "limit": 2, "diff": True})
+    assert cli_like["total"] == 3 and [e["version"] for e in cli_like["entries"]] == [2, 3]
+    assert all(e["patch"] for e in cli_like["entries"])
+    verified = plain.value("pm_run", {"action": "history", "id": item, "verify": True})
+    assert verified["ok"] is True and verified["entries"] == 3
+
+
+def test_reopen_records_the_message_the_cli_takes(plain: ToolHost, item: str) -> None:
+    plain.value("pm_close", {"id": item, "reason": "done"})
+    plain.value("pm_run", {"action": "reopen", "id": item, "message": "not done after all"})
+    assert plain.tracker.history(item)[-1].message == "not done after all"
+
+
+def test_a_write_refuses_a_key_it_does_not_declare(plain: ToolHost, item: str) -> None:
+    plain.value("pm_close", {"id": item, "reason": "done"})
+    with pytest.raises(UsageError) as caught:
+        plain.call("pm_run", {"action": "reopen", "id": item, "reason": "why"})
+    assert "'reason'" in caught.value.message
+    assert caught.value.hint is not None and "message" in caught.value.hint
+    assert plain.tracker.get(item).status == "closed"  # nothing ran
+
+
+def test_bulk_selection_is_the_declared_filter_keys(plain: ToolHost, item: str) -> None:
+    other = plain.value("pm_create", {"options": {"title": "Other", "type": "Task"}})["id"]
+    with pytest.raises(UsageError, match="'filters'"):
+        plain.call("pm_run", {"action": "close-many", "filters": {"status": "open"}})
+    assert plain.tracker.get(other).status == "open"
+    envelope = plain.value(
+        "pm_run", {"action": "update-many", "ids": [other], "values": ["priority=0"]}
+    )
+    assert envelope["updated_count"] == 1 and plain.tracker.get(other).priority == 0
+
+
+def test_groups_take_their_subcommand_by_name_or_position(plain: ToolHost) -> None:
+    by_name = plain.value("pm_run", {"action": "merge", "subcommand": "report"})
+    by_position = plain.value("pm_run", {"action": "merge", "args": ["report"]})
+    assert by_name == by_position and by_name["counts"]["pending"] == 0
+    assert "watcher" in json.dumps(plain.value("pm_run", {"action": "index", "args": ["status"]}))
+    with pytest.raises(UsageError, match="needs a subcommand") as caught:
+        plain.call("pm_run", {"action": "merge"})
+    assert caught.value.hint is not None and "install, report, reconcile" in caught.value.hint
+
+
+def test_git_alone_runs_the_merge_driver(plain: ToolHost, tmp_path: Any) -> None:
+    ours = tmp_path / "ours.json"
+    ours.write_text("{}")
+    with pytest.raises(UsageError, match="no subcommand 'driver'"):
+        plain.call(
+            "pm_run",
+            {"action": "merge", "subcommand": "driver", "args": ["json", "b", str(ours), "t"]},
+        )
+    assert ours.read_text() == "{}"
+
+
+def test_history_repair_and_eval_run_from_their_declaration(plain: ToolHost, item: str) -> None:
+    repaired = plain.value("pm_run", {"action": "history-repair", "all": True, "dryRun": True})
+    assert repaired["ok"] is True
+    with pytest.raises(UsageError, match="name one item or pass --all"):
+        plain.call("pm_run", {"action": "history-repair"})
+    golden = plain.tracker.root / "search" / "eval-queries.json"
+    golden.parent.mkdir(exist_ok=True)
+    golden.write_text(json.dumps([{"query": "an item", "relevant_ids": [item]}]))
+    scored = plain.value("pm_run", {"action": "eval", "k": 3, "mode": "bm25"})
+    assert scored["k"] == 3 and scored["results"][0]["mode"] == "bm25"
+    assert scored["results"][0]["top"][0] == item
+    # A file path is the CLI's alone: a client's is ignored, the tracker's set is read.
+    outcome = plain.call("pm_run", {"action": "eval", "queries": "/etc/passwd"})
+    assert outcome.warnings and "'queries'" in outcome.warnings[0]
+    assert outcome.value["queries"] == scored["queries"]
+
+
+def test_every_cli_command_is_reachable_over_mcp(plain: ToolHost) -> None:
+    """Each listed command backs a full-profile tool or is a pm_run action (visibility rule)."""
+    from pm_core.hosting import list_tools  # the installed plugins, as pm-mcp serves them
+
+    tools = list_tools("full", plain.tracker.root.parent.parent)
+    commands = {c.name: c for c in builtin_commands()}
+    reachable = set(pm_run_actions(commands, "full")) | {t.command for t in tools}
+    listed = {name for name, c in commands.items() if c.tier != "internal"}
+    assert listed - reachable == set()
+    assert "help" not in reachable  # internal: callable on the CLI, never advertised

@@ -1,9 +1,9 @@
 """Every CLI parameter is a tool key and every tool key a CLI parameter, for every command.
 
-Commands declared in ``pm_core.commands`` are checked against their
-declaration; the rest against their click parameters, through the renames
-below. ``KNOWN_GAPS`` lists what is still one-sided; the test fails when a
-gap is added and when one closes (so the list can only shrink).
+Every built-in command is declared in ``pm_core.commands``; each tool's keys
+are checked against its command's declaration. ``KNOWN_GAPS`` lists what is
+still one-sided; the test fails when a gap is added and when one closes (so
+the list can only shrink).
 """
 
 from __future__ import annotations
@@ -11,25 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import click
 import pytest
 
-from pm_core.cli.app import builtin_command
+from pm_core.capabilities import ROWS
+from pm_core.cli.argspec import find_declared
 from pm_core.hosting import list_tools
-from pm_core.params import camel, declared, declared_subcommands, tool_keys
+from pm_core.params import declared, declared_subcommands, tool_keys
 
-#: CLI parameter -> tool key, where the names differ on purpose.
-RENAMES = {"item_id": "id", "text": "add", "timeout": "timeoutSeconds"}
-#: The same, for one command only.
-COMMAND_RENAMES = {"append": {"text": "text"}}
 #: Tool keys that carry what the CLI reads from a file or spells inside another value.
 TOOL_VALUES = {"mutate": {"mutations"}, "deps": {"kind"}}
-#: How the CLI reads input a tool gets as a value: no tool key.
-CLI_ONLY = {"json_flag", "stdin", "body_file", "file", "text_arg"}
-#: Person-only switches: approving linked commands is for someone at this clone's
-#: terminal (docs/security.md), never for an MCP client, so ``pm_test`` has no key.
-PERSON_ONLY = {"test": {"approve", "all_items", "yes"}}
-#: Tool keys that select a click subcommand (``pm config get`` is ``configAction: get``).
+#: Tool keys that select a subcommand (``pm config get`` is ``configAction: get``).
 SUBCOMMAND_KEYS = {"configAction", "subcommand"}
 #: Still one-sided: command -> (CLI parameters without a tool key, tool keys without a CLI parameter).
 KNOWN_GAPS: dict[str, tuple[set[str], set[str]]] = {}
@@ -44,19 +35,6 @@ def _schema_keys(schema: dict[str, Any]) -> set[str]:
     return keys
 
 
-def _click_params(command: click.Command, renames: dict[str, str]) -> set[str]:
-    names: set[str] = set()
-    for param in command.params:
-        assert param.name is not None
-        if param.name in CLI_ONLY or param.name in PERSON_ONLY.get(command.name or "", ()):
-            continue
-        names.add(renames.get(param.name, RENAMES.get(param.name, camel(param.name))))
-    if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            names |= _click_params(sub, renames)
-    return names
-
-
 def _sides(command: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     keys = _schema_keys(schema)
     groups = declared_subcommands(command)
@@ -64,13 +42,7 @@ def _sides(command: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
         params = {key for sub in groups.values() for key in tool_keys(sub)}
         keys -= SUBCOMMAND_KEYS
         return params - keys, keys - params
-    try:
-        params = set(tool_keys(declared(command)))
-    except (KeyError, AttributeError, ModuleNotFoundError):
-        click_command = builtin_command(command)
-        params = _click_params(click_command, COMMAND_RENAMES.get(command, {}))
-        if isinstance(click_command, click.Group):
-            keys -= SUBCOMMAND_KEYS
+    params = set(tool_keys(declared(command)))
     keys -= TOOL_VALUES.get(command, set())
     return params - keys, keys - params
 
@@ -112,3 +84,10 @@ def test_a_declared_group_lists_each_subcommand_with_its_tool_keys() -> None:
     assert list(plan) == ["show", "step", "create", "add-step", "decision"]
     assert set(tool_keys(plan["step"])) == {"id", "stepRef", "status", "text"}
     assert declared_subcommands("get") == {}
+
+
+def test_every_built_in_command_is_declared_once_in_pm_core_commands() -> None:
+    for row in ROWS:
+        found = find_declared(row.name)
+        assert found is not None and found.name == row.name, row.name
+        assert declared_subcommands(row.name) or declared(row.name) is not None, row.name

@@ -11,8 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from pm_core.cli.argspec import Spec, specs
-from pm_core.cli.state import CliState, parse_assignments, split_commas
-from pm_core.commands.bulk import PARAMS, selection
+from pm_core.cli.state import CliState
+from pm_core.commands.bulk import (
+    PARAMS,
+    activity,
+    close_many,
+    stats,
+    test_all,
+    update_many,
+)
 from pm_core.tracker.model.errors import PmError
 
 
@@ -32,42 +39,17 @@ def _finish(state: CliState, envelope: dict[str, Any]) -> int:
 
 def run_update_many(state: CliState, /, **params: Any) -> int:
     """Update every matching item in one all-or-nothing step (exit 6: none changed, 7: some)."""
-    ids, filters = selection(params)
-    values: dict[str, Any] = parse_assignments(params["assignments"], "--set")
-    for key in ("status", "priority", "assignee"):
-        if params[key] is not None:
-            values[key] = params[key]
-    envelope = state.tracker.update_many(
-        values,
-        ids=ids,
-        filters=filters,
-        add_tags=split_commas(params["add_tag"]),
-        remove_tags=split_commas(params["remove_tag"]),
-        message=params["message"],
-        dry_run=params["dry_run"],
-    )
-    return _finish(state, envelope)
+    return _finish(state, update_many(state.tracker, **params))
 
 
 def run_close_many(state: CliState, /, **params: Any) -> int:
     """Close every matching item in one all-or-nothing step (exit 6: none changed, 7: some)."""
-    ids, filters = selection(params)
-    envelope = state.tracker.close_many(
-        params["reason"] or "",
-        ids=ids,
-        filters=filters,
-        canceled=params["canceled"],
-        status=params["close_status"],
-        dry_run=params["dry_run"],
-    )
-    return _finish(state, envelope)
+    return _finish(state, close_many(state.tracker, **params))
 
 
 def run_test_all(state: CliState, /, timeout: float | None, **params: Any) -> None:
     """Run the linked tests of every matching item (default: open items); exit 1 when one fails."""
-    ids, filters = selection(params)
-    given = {k: v for k, v in filters.items() if v not in (None, [], "")}
-    result = state.tracker.test_all(ids=ids, filters=given, timeout_seconds=timeout)
+    result = test_all(state.tracker, timeout, **params)
     state.emit(result)
     failed = int(result["summary"]["failed"])
     if failed:
@@ -79,12 +61,12 @@ def run_test_all(state: CliState, /, timeout: float | None, **params: Any) -> No
 
 def run_stats(state: CliState) -> None:
     """Counts by status, type, priority and assignee; how old the open work is."""
-    state.emit(state.tracker.stats())
+    state.emit(stats(state.tracker))
 
 
 def run_activity(state: CliState, since: str, limit: int) -> None:
     """Recent changes across items: one row per changed item, newest first."""
-    state.emit(state.tracker.activity(since=since, limit=limit), exact=True)
+    state.emit(activity(state.tracker, since, limit), exact=True)
 
 
 SPECS = specs(

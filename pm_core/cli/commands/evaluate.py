@@ -5,11 +5,9 @@ Declared in :mod:`pm_core.commands.evaluate` (see :mod:`pm_core.cli.argspec`).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pm_core.cli.argspec import Spec, specs
 from pm_core.cli.state import CliState
-from pm_core.commands.evaluate import PARAMS
+from pm_core.commands.evaluate import PARAMS, evaluate
 from pm_core.tracker.model.errors import PmError
 
 
@@ -17,15 +15,7 @@ def run_eval(
     state: CliState, queries: str | None, mode: str, k: int, fail_under: float | None
 ) -> None:
     """Score search against golden queries: nDCG@k, MRR@k, precision and recall per query."""
-    from pm_core.tracker.query.evaluate import evaluate
-
-    result = evaluate(
-        state.tracker,
-        path=Path(queries) if queries else None,
-        mode=mode,
-        k=k,
-        fail_under=fail_under,
-    )
+    result = evaluate(state.tracker, queries, mode, k, fail_under)
     state.emit(result, exact=True)
     if result.get("passed") is False:
         raise PmError(

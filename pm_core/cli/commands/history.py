@@ -11,17 +11,15 @@ import sys
 
 from pm_core.cli.argspec import Spec, specs
 from pm_core.cli.state import CliState
-from pm_core.commands.history import PARAMS, history_rows
+from pm_core.commands.history import PARAMS, history, restore
 from pm_core.tracker.model.errors import PmError, UsageError
 
 
 def run_history(state: CliState, item_id: str, verify: bool, diff: bool, limit: int | None) -> None:
     """Show an item's append-only history (version numbers feed `pm restore`)."""
-    tracker = state.tracker
+    answer = history(state.tracker, item_id, verify, diff, limit)
     if verify:
-        from pm_core.tracker.storage.history import verify_item
-
-        report = verify_item(tracker.store, tracker.normalize_id(item_id))
+        report = answer
         state.emit(report, kind="governance")
         if not report["ok"]:
             raise PmError(
@@ -29,12 +27,12 @@ def run_history(state: CliState, item_id: str, verify: bool, diff: bool, limit: 
                 hint="`pm validate` lists every failing item; `pm restore` rebuilds from history",
             )
         return
-    state.emit(history_rows(tracker, item_id, diff, limit), exact=limit is not None)
+    state.emit(answer, exact=limit is not None)
 
 
 def run_restore(state: CliState, item_id: str, ref: str) -> None:
     """Rebuild an item as it was at a version or time (appends a restore entry)."""
-    state.emit(state.tracker.restore(item_id, ref), kind="mutation")
+    state.emit(restore(state.tracker, item_id, ref), kind="mutation")
 
 
 def run_mutate(state: CliState, file: str | None, stdin: bool, dry_run: bool) -> None:

@@ -7,20 +7,16 @@ from __future__ import annotations
 
 from pm_core.cli.argspec import Group, Spec, specs
 from pm_core.cli.state import CliState
-from pm_core.commands.index import PARAMS
+from pm_core.commands.index import PARAMS, status, stop
 
 
 def run_status(state: CliState) -> None:
     """How reads find changed files: the verify mode, the index, the watcher."""
-    from pm_core.tracker.index.refresh import status
-
     state.emit(status(state.tracker))
 
 
 def run_stop(state: CliState) -> None:
     """Stop the watcher (a later read of a large tracker starts it again)."""
-    from pm_core.tracker.index.refresh import stop
-
     state.emit(stop(state.tracker), kind="mutation")
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from pm_core.cli.argspec import Spec, specs
 from pm_core.cli.fieldopts import collect_values
 from pm_core.cli.state import CliState, read_text, split_commas
-from pm_core.commands.items import PARAMS
+from pm_core.commands.items import PARAMS, delete, init
 from pm_core.tracker.model.errors import UsageError
 
 
@@ -19,16 +19,7 @@ def run_init(
     state: CliState, prefix: str | None, id_prefix: str | None, no_merge_fence: bool = False
 ) -> None:
     """Create the tracker at the repository root (safe to run again)."""
-    if prefix and id_prefix and prefix != id_prefix:
-        raise UsageError("two different prefixes given", hint="pass PREFIX or --id-prefix")
-    result = state.tracker.init(prefix or id_prefix, merge_fence=not no_merge_fence)
-    result["id_prefix"] = state.tracker.prefix
-    result["next_steps"] = [
-        'pm create --title "..." --description "..."',
-        "pm list",
-        "pm next",
-    ]
-    state.emit(result, kind="mutation")
+    state.emit(init(state.tracker, prefix, id_prefix, no_merge_fence), kind="mutation")
 
 
 def run_create(
@@ -78,7 +69,7 @@ def run_update(state: CliState, /, item_id: str, **params: Any) -> None:
 
 def run_delete(state: CliState, item_id: str) -> None:
     """Delete an item (its history is kept; `pm restore` brings it back)."""
-    state.emit(state.tracker.delete(item_id), kind="mutation")
+    state.emit(delete(state.tracker, item_id), kind="mutation")
 
 
 def run_copy(state: CliState, item_id: str, title: str | None) -> None:

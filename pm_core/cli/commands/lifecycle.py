@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pm_core.cli.argspec import Spec, specs
-from pm_core.commands.lifecycle import PARAMS, claim, close, release
+from pm_core.commands.lifecycle import PARAMS, claim, claims, close, release, reopen
 
 if TYPE_CHECKING:
     from pm_core.cli.state import CliState
@@ -33,12 +33,12 @@ def run_release(state: CliState, **values: Any) -> None:
 
 def run_claims(state: CliState, include_expired: bool, cached: bool) -> None:
     """List live claim leases (remote mode: fetched from the git remote)."""
-    state.emit(state.tracker.claims(include_expired=include_expired, fetch=not cached))
+    state.emit(claims(state.tracker, include_expired, cached))
 
 
 def run_reopen(state: CliState, item_id: str, message: str | None) -> None:
     """Reopen a closed or canceled item (clears the close reason and stamps)."""
-    state.emit(state.tracker.reopen(item_id, message=message), kind="mutation")
+    state.emit(reopen(state.tracker, item_id, message), kind="mutation")
 
 
 SPECS = specs(

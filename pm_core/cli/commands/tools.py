@@ -4,8 +4,7 @@
 ``pm-mcp`` calls (``pm_discover``, ``pm_profile``, ``pm_run``), in process,
 at the profile given by ``--profile`` (default ``PM_MCP_PROFILE``, else
 ``full``), so the CLI and the server cannot answer differently. Their
-parameters are declared in :mod:`pm_core.commands.tools`; ``pm help`` (which
-needs click's context) is a click command.
+parameters are declared in :mod:`pm_core.commands.tools`, with ``pm help``'s.
 """
 
 from __future__ import annotations
@@ -14,8 +13,6 @@ import json
 import os
 from collections.abc import Mapping
 from typing import Any
-
-import click
 
 from pm_core.cli.argspec import Spec, specs
 from pm_core.cli.state import CliState, parse_assignments
@@ -126,28 +123,28 @@ def run_run(
     _emit(state, call_tool(state, "pm_run", args, profile))
 
 
+def run_help(state: CliState, command: str | None, show_all: bool) -> None:
+    """Show help: core and standard commands, or --all of them, or one COMMAND's."""
+    import click
+
+    from pm_core.cli.app import cli
+    from pm_core.cli.output import write
+
+    with click.Context(cli, info_name="pm", obj=state, **cli.context_settings) as root:
+        if command:
+            found = cli.get_command(root, command)
+            if found is None:
+                raise UsageError(f"no such command {command!r}", hint="run `pm help --all`")
+            with click.Context(found, info_name=command, parent=root) as sub:
+                write(found.get_help(sub) + "\n")
+            return
+        root.meta["pm.help_all"] = show_all
+        write(cli.get_help(root) + "\n")
+
+
 SPECS = specs(
     Spec("discover", run_discover, params=PARAMS["discover"]),
     Spec("profile", run_profile, params=PARAMS["profile"]),
     Spec("run", run_run, params=PARAMS["run"]),
+    Spec("help", run_help, params=PARAMS["help"], json=False),
 )
-
-
-@click.command("help")
-@click.argument("command", required=False)
-@click.option("--all", "show_all", is_flag=True, help="List every command, all tiers.")
-@click.pass_context
-def cmd_help(ctx: click.Context, command: str | None, show_all: bool) -> None:
-    """Show help: core and standard commands, or --all of them, or one COMMAND's."""
-    group = ctx.parent.command if ctx.parent else None
-    if not isinstance(group, click.Group) or ctx.parent is None:
-        raise UsageError("help has no command group", hint="run `pm --help`")
-    if command:
-        found = group.get_command(ctx.parent, command)
-        if found is None:
-            raise UsageError(f"no such command {command!r}", hint="run `pm help --all`")
-        with click.Context(found, info_name=command, parent=ctx.parent) as sub:
-            click.echo(found.get_help(sub))
-        return
-    ctx.parent.meta["pm.help_all"] = show_all
-    click.echo(group.get_help(ctx.parent))

@@ -523,7 +523,7 @@ def _command_params(command: CommandSpec, workspace: Any) -> dict[str, Any]:
         except (KeyError, ModuleNotFoundError, AttributeError):
             groups = declared_subcommands(command.name)
             if not groups:
-                return {}  # declared by its click command only (see `pm <name> --help`)
+                return {}  # no parameters declared
             return {"subcommands": {sub: describe(p, sources) for sub, p in groups.items()}}
         return {"params": describe(params, sources)}
     return {
