@@ -69,6 +69,9 @@ EFFECTS: dict[str, tuple[bool, bool, bool, bool]] = {
     "READ": (True, False, True, False),
     # Changes nothing; in remote claim mode it reads the git remote.
     "READ_REMOTE": (True, False, True, True),
+    # A read that claims when asked (``next --claim``): annotated as that claim
+    # (a lease, remote in remote mode), served as a read in read-only mode.
+    "READ_CLAIM": (True, False, False, True),
     # Adds something new on every call (an item, a comment); never overwrites.
     "ADD": (False, False, False, False),
     # Sets a value only this session or clone uses; the same call again changes nothing.
@@ -82,6 +85,9 @@ EFFECTS: dict[str, tuple[bool, bool, bool, bool]] = {
     # Runs processes (linked test commands, extension actions): anything can happen.
     "RUN": (False, True, False, True),
 }
+
+#: The commands a preset's read may also do when asked (``CommandEffects.writes_with``).
+WRITES_WITH: dict[str, tuple[str, ...]] = {"READ_CLAIM": ("claim",)}
 
 #: Every built-in command, core first. The order within a tier is the help's order.
 ROWS: tuple[Row, ...] = (
@@ -102,7 +108,7 @@ ROWS: tuple[Row, ...] = (
         "Recommend the next ready item, with reasons.",
         "work",
         "Next item",
-        "READ",
+        "READ_CLAIM",
     ),
     _row("get", "core", "orientation", "Show one item.", "read", "Show item", "READ"),
     _row("list", "core", "orientation", "List items with filters.", "read", "List items", "READ"),
@@ -490,7 +496,11 @@ def effects(preset: str) -> CommandEffects:
 
     read_only, destructive, idempotent, open_world = EFFECTS[preset]
     return CommandEffects(
-        read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world
+        read_only=read_only,
+        destructive=destructive,
+        idempotent=idempotent,
+        open_world=open_world,
+        writes_with=WRITES_WITH.get(preset, ()),
     )
 
 

@@ -6,7 +6,7 @@ MCP SDK, click, or the host: a plugin can depend on this module alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -133,6 +133,10 @@ class ParamSpec:
     help: str = ""
 
 
+def _names(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
 @attrs.frozen(slots=True)
 class CommandEffects:
     """What running a command does to the world, as MCP tool annotations state it.
@@ -144,12 +148,24 @@ class CommandEffects:
     running a process or talking to a remote (``openWorldHint``). A command that
     declares none is treated as the MCP defaults say: a destructive, repeatable,
     open-world write.
+
+    ``writes_with`` names the commands a read may also do when asked
+    (``next`` claims with ``claim: true``): the tool is then annotated as a
+    write (``readOnlyHint`` false, the other hints for that write), while
+    ``read_only`` keeps it served in read-only mode, where those commands are
+    refused and the tool is annotated as the read it then is.
     """
 
     read_only: bool = False
     destructive: bool = True
     idempotent: bool = False
     open_world: bool = True
+    writes_with: tuple[str, ...] = attrs.field(default=(), converter=_names)
+
+    @property
+    def read_only_hint(self) -> bool:
+        """``readOnlyHint``: changes nothing, whatever the call asks."""
+        return self.read_only and not self.writes_with
 
 
 #: The MCP defaults: what an undeclared command is assumed to do.

@@ -91,8 +91,20 @@ class OperatorPolicy:
         return None
 
     def select(self, tools: Iterable[ToolDescriptor]) -> list[ToolDescriptor]:
-        """``tools`` without the ones the operator removed."""
-        return [t for t in tools if self.withheld(t) is None]
+        """``tools`` without the ones the operator removed.
+
+        In read-only mode a read that could also write (``writes_with``) is
+        served as the pure read it then is: those writes are refused.
+        """
+        kept = [t for t in tools if self.withheld(t) is None]
+        if not self.read_only:
+            return kept
+        return [
+            attrs.evolve(t, effects=attrs.evolve(t.effects, writes_with=()))
+            if t.effects.writes_with
+            else t
+            for t in kept
+        ]
 
     def commands_withheld(
         self, commands: Mapping[str, CommandSpec], tool_commands: Mapping[str, str]

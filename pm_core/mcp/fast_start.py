@@ -206,7 +206,7 @@ class FastStart:
                 "destructiveHint": effects.destructive,
                 "idempotentHint": effects.idempotent,
                 "openWorldHint": effects.open_world,
-                "readOnlyHint": effects.read_only,
+                "readOnlyHint": effects.read_only_hint,
                 "title": tool.title or None,
             }
             wire["annotations"] = {k: v for k, v in hints.items() if v is not None}

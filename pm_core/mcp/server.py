@@ -595,7 +595,7 @@ def wire_tool(tool: ToolDescriptor) -> types.Tool:
         output_schema=output_schema(tool.name, tool.output_schema),
         annotations=types.ToolAnnotations(
             title=tool.title or None,
-            read_only_hint=effects.read_only,
+            read_only_hint=effects.read_only_hint,
             destructive_hint=effects.destructive,
             idempotent_hint=effects.idempotent,
             open_world_hint=effects.open_world,

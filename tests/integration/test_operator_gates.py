@@ -146,12 +146,14 @@ def test_every_tool_in_every_profile_carries_its_commands_annotations(
         assert tool["title"] == notes["title"] and notes["title"], tool["name"]
         command = effects[tool["name"].removeprefix("pm_")]
         assert command.effects is not None
-        assert notes["readOnlyHint"] is command.effects.read_only, tool["name"]
+        assert notes["readOnlyHint"] is command.effects.read_only_hint, tool["name"]
         assert notes["destructiveHint"] is command.effects.destructive, tool["name"]
         assert notes["idempotentHint"] is command.effects.idempotent, tool["name"]
         assert notes["openWorldHint"] is command.effects.open_world, tool["name"]
     by_name = {t["name"]: t["annotations"] for t in tools}
     assert by_name["pm_get"]["readOnlyHint"] is True
+    # pm_next claims when asked (claim: true), so a host should treat it as a write.
+    assert by_name["pm_next"]["readOnlyHint"] is False and by_name["pm_next"]["openWorldHint"]
     assert by_name["pm_close"]["destructiveHint"] is True
     if profile != "core":
         assert by_name["pm_test"]["openWorldHint"] is True
@@ -173,7 +175,8 @@ def test_read_only_mode_lists_and_serves_only_read_tools(
     tools = wire.tools()
     names = {t["name"] for t in tools}
     assert {"pm_get", "pm_list", "pm_search", "pm_context"} <= names
-    assert all(t["annotations"]["readOnlyHint"] is True for t in tools)
+    # pm_next included: served as the read it is here, its claim refused.
+    assert "pm_next" in names and all(t["annotations"]["readOnlyHint"] is True for t in tools)
     assert not names & {"pm_create", "pm_update", "pm_close", "pm_test", "pm_run", "pm_mutate"}
     assert wire.call("pm_get", {"id": item})["structuredContent"]["result"]["item"]["id"] == item
     refused = wire.refused("pm_update", {"id": item, "options": {"title": "Changed"}})

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
+import time
 from pathlib import Path
 
 from pm_core.tracker.api import Tracker
@@ -48,9 +50,15 @@ def test_lock_file_is_complete_whenever_it_exists(tmp_path: Path) -> None:
     watcher = threading.Thread(target=reader)
     watcher.start()
     try:
-        for _ in range(200):
+        # Hold each lock a moment (sleeping lets the reader thread run) and go on
+        # until it has read the file a few times: on a loaded machine a reader
+        # that never got the GIL while the lock existed would fail the test.
+        deadline = time.monotonic() + 10
+        for rounds in itertools.count():
             with item_lock(locks, "pm-x", "tester"):
-                pass
+                time.sleep(0.001)
+            if rounds >= 50 and (len(seen) >= 3 or time.monotonic() > deadline):
+                break
     finally:
         stop.set()
         watcher.join()
