@@ -72,7 +72,15 @@ def resolve_author(
 
 
 def git_user_name(repo: Path) -> str | None:
-    """``git config user.name`` as seen from ``repo`` (None without git or a name)."""
+    """``git config user.name`` as seen from ``repo`` (None without git or a name).
+
+    Read from the config files when they settle it (no process); else git is asked.
+    """
+    from pm_core.tracker.storage.gitconfig import user_name
+
+    known = user_name(str(repo))
+    if known is not None:
+        return known or None
     import subprocess
 
     try:

@@ -1,0 +1,116 @@
+"""git's ``user.name`` read from the config files themselves, when that is certain.
+
+Every write records an author; without ``PM_AUTHOR`` or a settings default
+that is git's ``user.name``, which ``git config`` answers after starting a
+process. :func:`user_name` reads the repository's and the user's config files
+instead, for the plain form almost every name is written in
+(``name = Ada Lovelace`` under ``[user]``), and returns ``None`` whenever git
+could read the files differently: an ``include``, a quote, a backslash, a
+linked worktree, a ``GIT_*`` variable, no name in either file. The caller
+then asks git, so the answer is always git's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+_SECTION = re.compile(r"[a-z0-9.-]+")
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+#: The files alone do not settle the answer.
+UNSURE = object()
+
+
+def user_name(repo: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """``user.name`` as ``git config user.name`` would answer in ``repo``; None: ask git.
+
+    An empty string is git's answer too (a name set to nothing).
+    """
+    env = os.environ if environ is None else environ
+    if any(name.startswith("GIT_") for name in env):
+        return None  # GIT_DIR, GIT_CONFIG_GLOBAL, GIT_CONFIG_COUNT, ... change what git reads
+    home = env.get("HOME")
+    if not home:
+        return None
+    local = _local_config(repo)
+    if local is UNSURE:
+        return None
+    xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    # Later files win, as git reads them: XDG, then ~/.gitconfig, then the repository's.
+    found: str | None = None
+    for path in (os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig"), local):
+        if path is None:
+            continue
+        value = _read(str(path))
+        if value is UNSURE:
+            return None
+        if value is not None:
+            found = str(value)
+    # None found here: a system-wide name may still apply, which only git knows.
+    return found
+
+
+def _local_config(repo: str) -> str | object | None:
+    """The repository's own config file (None outside a repository)."""
+    folder = os.path.abspath(repo)
+    while True:
+        dot_git = os.path.join(folder, ".git")
+        if os.path.isdir(dot_git):
+            return os.path.join(dot_git, "config")
+        if os.path.exists(dot_git):
+            return UNSURE  # a linked worktree or a submodule: its config has more places
+        if os.path.isfile(os.path.join(folder, "HEAD")) and os.path.isdir(
+            os.path.join(folder, "objects")
+        ):
+            return UNSURE  # a bare repository
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _read(path: str) -> str | object | None:
+    """The last plain ``user.name`` in one file (None: none; UNSURE: git may read it otherwise)."""
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_uid != os.getuid():
+                return UNSURE  # git may refuse a file another user owns (safe.directory)
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return UNSURE
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return UNSURE
+    found: str | None = None
+    in_user = False
+    for raw in text.removeprefix("\ufeff").splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if "\\" in line or '"' in line:
+            return UNSURE  # escapes, quotes, continued lines, subsections
+        if line.startswith("["):
+            header, close, rest = line[1:].partition("]")
+            if not close or (rest.strip() and rest.strip()[0] not in "#;"):
+                return UNSURE  # a setting on the header line
+            section = header.lower()
+            if not _SECTION.fullmatch(section) or section.startswith("include"):
+                return UNSURE  # include, includeIf, or a header git may not read as written
+            in_user = section == "user"
+            continue
+        key, equals, value = line.partition("=")
+        key = key.strip()
+        if not _KEY.fullmatch(key):
+            return UNSURE  # git stops at a bad line ("bad config line"): let it say so
+        if not in_user or key.lower() != "name":
+            continue
+        if not equals:
+            return UNSURE  # a bare "name" is boolean true to git
+        for mark in "#;":
+            value = value.split(mark, 1)[0]
+        found = value.strip()
+    return found
