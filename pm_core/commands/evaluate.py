@@ -17,15 +17,47 @@ if TYPE_CHECKING:
 
 
 def evaluate(
-    tracker: Tracker, queries: str | None, mode: str, k: int, fail_under: float | None
+    tracker: Tracker,
+    queries: str | None,
+    golden: Any,
+    mode: str,
+    k: int,
+    fail_under: float | None,
 ) -> dict[str, Any]:
-    """nDCG, MRR, precision and recall @k per golden query; ``passed`` against ``fail_under``."""
+    """nDCG, MRR, precision and recall @k per golden query; ``passed`` against ``fail_under``.
+
+    The golden queries come from the file ``queries``, or given inline
+    (``golden``: the JSON list itself, or its text), else from the tracker's
+    ``search/eval-queries.json``.
+    """
     from pathlib import Path
 
+    from pm_core.tracker.model.errors import UsageError
+    from pm_core.tracker.query.evaluate import check_queries
     from pm_core.tracker.query.evaluate import evaluate as score
 
+    inline = None
+    if golden is not None:
+        if queries:
+            raise UsageError("two query sets given", hint="pass --queries FILE or --queries-json")
+        if isinstance(golden, str):
+            import json
+
+            try:
+                golden = json.loads(golden)
+            except ValueError as exc:
+                raise UsageError(
+                    f"the inline query set is not JSON ({exc})",
+                    hint='e.g. [{"query": "login timeout", "relevant_ids": ["pm-a1b2"]}]',
+                ) from None
+        inline = check_queries(golden, "the inline query set")
     return score(
-        tracker, path=Path(queries) if queries else None, mode=mode, k=k, fail_under=fail_under
+        tracker,
+        inline,
+        path=Path(queries) if queries else None,
+        mode=mode,
+        k=k,
+        fail_under=fail_under,
     )
 
 
@@ -35,10 +67,18 @@ PARAMS: dict[str, tuple[Param, ...]] = {
             "--queries",
             dest="queries",
             metavar="FILE",
-            # A path to read: a tool gets the tracker's own query set, never a
-            # file a client names (pm_run's eval reads search/eval-queries.json).
-            tool=None,
+            # A file to read: a tool is given the query set itself (queries-json's
+            # key), never a path to read on the server's machine.
+            role="io",
             help="Query set (default search/eval-queries.json).",
+        ),
+        Opt(
+            "--queries-json",
+            dest="golden",
+            kind="json",
+            metavar="JSON",
+            tool="queries",
+            help="The query set itself: a JSON list of {query, relevant_ids}.",
         ),
         Opt(
             "--mode",

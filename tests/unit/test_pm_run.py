@@ -286,10 +286,15 @@ def test_history_repair_and_eval_run_from_their_declaration(plain: ToolHost, ite
     scored = plain.value("pm_run", {"action": "eval", "k": 3, "mode": "bm25"})
     assert scored["k"] == 3 and scored["results"][0]["mode"] == "bm25"
     assert scored["results"][0]["top"][0] == item
-    # A file path is the CLI's alone: a client's is ignored, the tracker's set is read.
-    outcome = plain.call("pm_run", {"action": "eval", "queries": "/etc/passwd"})
-    assert outcome.warnings and "'queries'" in outcome.warnings[0]
-    assert outcome.value["queries"] == scored["queries"]
+    # A tool gives the query set itself, never a path for the server to read.
+    inline = [
+        {"query": "an item", "relevant_ids": [item]},
+        {"query": "nothing", "relevant_ids": []},
+    ]
+    given = plain.value("pm_run", {"action": "eval", "queries": inline})
+    assert given["queries"] == 2 and given["results"][1]["query"] == "nothing"
+    with pytest.raises(UsageError, match="inline query set is not JSON"):
+        plain.call("pm_run", {"action": "eval", "queries": "/etc/passwd"})  # never read
 
 
 def test_every_cli_command_is_reachable_over_mcp(plain: ToolHost) -> None:

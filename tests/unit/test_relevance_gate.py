@@ -75,3 +75,9 @@ def test_pm_eval_fails_under_a_bar_it_does_not_reach(tmp_path: Path) -> None:
     assert failed.json()["results"][0]["ndcg"] == 0.0
     missing = cli("eval", "--queries", str(tmp_path / "none.json"))
     assert missing.code == 2 and "relevant_ids" in missing.err, missing
+    inline = cli("eval", "--queries-json", wrong.read_text(), "--json")
+    assert inline.code == 0 and inline.json()["results"] == failed.json()["results"], inline
+    both = cli("eval", "--queries", str(wrong), "--queries-json", wrong.read_text())
+    assert both.code == 2 and "two query sets" in both.err, both
+    bad = cli("eval", "--queries-json", "[{]")
+    assert bad.code == 2 and "not JSON" in bad.err, bad

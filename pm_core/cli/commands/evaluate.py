@@ -12,10 +12,15 @@ from pm_core.tracker.model.errors import PmError
 
 
 def run_eval(
-    state: CliState, queries: str | None, mode: str, k: int, fail_under: float | None
+    state: CliState,
+    queries: str | None,
+    golden: str | None,
+    mode: str,
+    k: int,
+    fail_under: float | None,
 ) -> None:
     """Score search against golden queries: nDCG@k, MRR@k, precision and recall per query."""
-    result = evaluate(state.tracker, queries, mode, k, fail_under)
+    result = evaluate(state.tracker, queries, golden, mode, k, fail_under)
     state.emit(result, exact=True)
     if result.get("passed") is False:
         raise PmError(

@@ -62,15 +62,20 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
         ) from None
     except ValueError as exc:
         raise UsageError(f"{path} is not JSON ({exc})", hint=f"expected: {EXAMPLE}") from None
+    return check_queries(data, str(path))
+
+
+def check_queries(data: Any, where: str) -> list[dict[str, Any]]:
+    """``data`` as golden queries; UsageError naming ``where`` and the bad entry."""
     if not isinstance(data, list) or not data:
-        raise UsageError(f"{path} must hold a non-empty JSON list", hint=f"expected: {EXAMPLE}")
+        raise UsageError(f"{where} must hold a non-empty JSON list", hint=f"expected: {EXAMPLE}")
     out = []
     for number, entry in enumerate(data, start=1):
         ok = isinstance(entry, Mapping) and isinstance(entry.get("query"), str)
         ids = entry.get("relevant_ids") if isinstance(entry, Mapping) else None
         if not ok or not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
             raise UsageError(
-                f"{path}: entry {number} needs a query (text) and relevant_ids (a list of ids)",
+                f"{where}: entry {number} needs a query (text) and relevant_ids (a list of ids)",
                 hint=f"expected: {EXAMPLE}",
             )
         out.append(dict(entry))
