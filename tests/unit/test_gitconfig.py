@@ -116,6 +116,8 @@ def test_the_plain_forms_are_read_without_git(world: tuple[Path, Path, dict[str,
     home, repo, env = world
     (home / ".gitconfig").write_text("[user]\n\tname = Ada Lovelace\n\temail = a@b.invalid\n")
     assert user_name(str(repo), env) == "Ada Lovelace"
+    # git variables that do not change which config is read leave the reader sure
+    assert user_name(str(repo), {**env, "GIT_SSL_CAINFO": "/etc/ssl/ca.pem"}) == "Ada Lovelace"
     # the repository's own setting wins, from a folder inside it too
     (repo / ".git" / "config").write_text("[User]\n    NAME = Grace Hopper  # work\n")
     (repo / "sub" / "dir").mkdir(parents=True)
@@ -129,6 +131,8 @@ def test_the_plain_forms_are_read_without_git(world: tuple[Path, Path, dict[str,
         ("[include]\n\tpath = other\n[user]\n\tname = X\n", {}),
         ('[user]\n\tname = "Quoted"\n', {}),
         ("[user]\n\tname = X\n", {"GIT_CONFIG_GLOBAL": "/dev/null"}),
+        ("[user]\n\tname = X\n", {"GIT_CONFIG_COUNT": "1"}),
+        ("[user]\n\tname = X\n", {"GIT_DIR": "/elsewhere/.git"}),
         ("[core]\n", {}),  # no name anywhere: a system-wide one may apply
     ],
 )

@@ -6,7 +6,8 @@ process. :func:`user_name` reads the repository's and the user's config files
 instead, for the plain form almost every name is written in
 (``name = Ada Lovelace`` under ``[user]``), and returns ``None`` whenever git
 could read the files differently: an ``include``, a quote, a backslash, a
-linked worktree, a ``GIT_*`` variable, no name in either file. The caller
+linked worktree, a variable such as ``GIT_DIR`` or ``GIT_CONFIG_GLOBAL``, no
+name in either file. The caller
 then asks git, so the answer is always git's.
 """
 
@@ -20,6 +21,17 @@ _SECTION = re.compile(r"[a-z0-9.-]+")
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 #: The files alone do not settle the answer.
 UNSURE = object()
+#: Variables that change which config files git reads, or which repository it finds
+#: (every ``GIT_CONFIG*`` too: GIT_CONFIG_GLOBAL, GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS, ...).
+_REDIRECTS = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_CEILING_DIRECTORIES",
+        "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    }
+)
 
 
 def user_name(repo: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -28,8 +40,8 @@ def user_name(repo: str, environ: Mapping[str, str] | None = None) -> str | None
     An empty string is git's answer too (a name set to nothing).
     """
     env = os.environ if environ is None else environ
-    if any(name.startswith("GIT_") for name in env):
-        return None  # GIT_DIR, GIT_CONFIG_GLOBAL, GIT_CONFIG_COUNT, ... change what git reads
+    if any(name.startswith("GIT_CONFIG") or name in _REDIRECTS for name in env):
+        return None
     home = env.get("HOME")
     if not home:
         return None
