@@ -48,7 +48,7 @@ class Row(NamedTuple):
     tier: str
     family: str
     summary: str
-    #: The module that implements ``pm <name>`` (``SPECS`` entry or ``cmd_<name>``).
+    #: The module whose ``SPECS`` declares ``pm <name>``.
     module: str
     #: The tool title (MCP ``title``).
     title: str

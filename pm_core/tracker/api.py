@@ -14,7 +14,6 @@ from functools import cached_property, partial, wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from pm_core.tracker.claims import flows as claiming
 from pm_core.tracker.index import access as indexing
 from pm_core.tracker.model.clock import now_iso
 from pm_core.tracker.model.errors import (
@@ -307,7 +306,10 @@ class Tracker:
                     warning="noop_no_update_fields" if op == "update" else "noop_no_change",
                 )
             after.updated_at = now_iso()
-            claiming.renew_on_write(self, after, op)
+            if after.claim_expires_at:  # a lease the write may extend
+                from pm_core.tracker.claims import flows as claiming
+
+                claiming.renew_on_write(self, after, op)
             self._check_ownership(before, op)
             new_path = self.store.item_path(after.id, after.type)
             self._commit(before, after, path, op, message() if callable(message) else message)
@@ -673,6 +675,8 @@ class Tracker:
         compare-and-swap on the git remote first; ``local`` claims in the item
         file only. See :mod:`pm_core.tracker.claims.flows`.
         """
+        from pm_core.tracker.claims import flows as claiming
+
         receipt = claiming.claim(
             self, item_id, force=force, if_available=if_available, renew=renew, local=local
         )
@@ -702,12 +706,16 @@ class Tracker:
     @noop_ok
     def release(self, item_id: str, *, force: bool = False, local: bool = False) -> Receipt:
         """End the claim (only its holder, unless ``force``); remote mode deletes the lease ref."""
+        from pm_core.tracker.claims import flows as claiming
+
         return claiming.release(self, item_id, force=force, local=local)
 
     def claims(
         self, *, include_expired: bool = False, fetch: bool = True, fallback: bool = False
     ) -> dict[str, Any]:
         """Live claim leases; in remote mode read from the git remote, with ``fetched_at``."""
+        from pm_core.tracker.claims import flows as claiming
+
         return claiming.claims(
             self, include_expired=include_expired, fetch=fetch, fallback=fallback
         )
