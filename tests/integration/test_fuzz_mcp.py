@@ -1,6 +1,6 @@
 """Property-based fuzzing of ``pm-mcp``'s request layer over a real stdio session.
 
-One long-lived server per protocol era receives hypothesis-generated lines:
+One long-lived server per protocol era and profile receives hypothesis-generated lines:
 known and unknown methods, every tool with wrong-typed values for each of its
 arguments, hostile URIs, envelopes of the other era, odd ids, 10,000-level
 nesting, lines over the request cap, and bytes that are not JSON. The rules:
@@ -61,6 +61,7 @@ METHODS = [
 ]
 #: Tool calls are most of the traffic; "" stands for a random method name.
 WEIGHTED_METHODS = ["tools/call"] * 16 + METHODS + [""] * 2
+PROFILES = ("core", "standard", "full")
 #: Tools that run or link commands: fuzzed with canary commands as well.
 COMMAND_TOOLS = frozenset({"pm_test", "pm_run"})
 #: The canary file a linked or added command would create if it ran.
@@ -110,12 +111,17 @@ def modern_meta(version: str = MODERN, caps: Any = None) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module", params=["initialize", "modern"])
+@pytest.fixture(
+    scope="module",
+    params=[(era, profile) for era in ("initialize", "modern") for profile in PROFILES],
+    ids=lambda p: f"{p[0]}-{p[1]}",
+)
 def session(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Session]:
-    """One server per era, opened the way that era opens, shared by every example."""
-    repo = tmp_path_factory.mktemp(f"mcp-fuzz-{request.param}") / "repo"
+    """One server per era and profile, opened the way that era opens, shared by every example."""
+    era, profile = request.param
+    repo = tmp_path_factory.mktemp(f"mcp-fuzz-{era}-{profile}") / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     tracker = Tracker(repo / ".agents" / "pm", author="fuzz", env={})
@@ -126,10 +132,10 @@ def session(
     tracker.test_add(items[0], canary_command(canary))
     server = McpProcess(
         repo,
-        env={"PM_MCP_PROFILE": "full", "PM_MCP_MAX_REQUEST_BYTES": str(REQUEST_CAP)},
+        env={"PM_MCP_PROFILE": profile, "PM_MCP_MAX_REQUEST_BYTES": str(REQUEST_CAP)},
         timeout=60,
     )
-    if request.param == "initialize":
+    if era == "initialize":
         server.initialize()
         listed = server.request("tools/list")["result"]["tools"]
     else:
@@ -138,15 +144,18 @@ def session(
         t["name"]: sorted(set(t["inputSchema"].get("properties", {})) - SKIPPED_ARGUMENTS)
         for t in listed
     }
-    assert set(tools) >= COMMAND_TOOLS, sorted(tools)
-    session = Session(server, request.param, tools, items, canary)
+    # full serves every command tool; the others serve pm_test (standard) or neither (core)
+    assert (set(tools) >= COMMAND_TOOLS) == (profile == "full"), sorted(tools)
+    session = Session(server, era, tools, items, canary)
     yield session
     code = server.close()
     assert not canary.exists(), "a command ran through pm-mcp with command execution off"
     stderr = b"".join(server.stderr_lines).decode("utf-8", "replace")
     assert code == 0, stderr[-2000:]
     assert "Traceback" not in stderr, stderr[-4000:]
-    print(f"\nmcp fuzz ({request.param} era): {session.lines_sent} lines, all answered as required")
+    print(
+        f"\nmcp fuzz ({era} era, {profile}): {session.lines_sent} lines, all answered as required"
+    )
 
 
 _scalar = st.one_of(
@@ -414,6 +423,9 @@ def test_no_sequence_of_calls_runs_a_command_with_the_switch_off(session: Sessio
             params["_meta"] = modern_meta()
         line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
         [reply] = exchange(session, line, rid)
+        if name not in session.tools:  # not in this profile: refused before any handler
+            assert reply["error"]["code"] == -32602, (name, reply)
+            continue
         result = reply["result"]
         assert result["isError"] is True, (name, result)
         assert "PM_MCP_ALLOW_COMMANDS" in json.dumps(result), (name, result)

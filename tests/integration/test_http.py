@@ -33,14 +33,17 @@ from tests.support.mcp_http import (
 BODY_CAP = 64 * 1024
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    """One server for the read-mostly tests, with a 64 KiB body cap."""
-    repo = tmp_path_factory.mktemp("http") / "repo"
+@pytest.fixture(scope="module", params=["core", "standard", "full"])
+def served(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[HttpServer]:
+    """One server per profile for the read-mostly tests, with a 64 KiB body cap."""
+    repo = tmp_path_factory.mktemp(f"http-{request.param}") / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     Tracker(repo / ".agents" / "pm", author="tester", env={}).init()
-    server = HttpServer(repo, env={"PM_MCP_MAX_REQUEST_BYTES": str(BODY_CAP)})
+    env = {"PM_MCP_MAX_REQUEST_BYTES": str(BODY_CAP), "PM_MCP_PROFILE": request.param}
+    server = HttpServer(repo, env=env)
     try:
         yield server
     finally:

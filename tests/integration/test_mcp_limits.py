@@ -13,12 +13,14 @@ from pm_core.tracker.api import Tracker
 from tests.support.mcp_client import McpProcess
 
 
+@pytest.mark.parametrize("profile", ["core", "standard", "full"])
 def test_a_result_over_the_response_cap_is_an_error_and_a_narrower_call_works(
-    repo: Path, tracker: Tracker
+    repo: Path, tracker: Tracker, profile: str
 ) -> None:
     for n in range(30):
         tracker.create({"title": f"Item {n} " + "words " * 20})
-    with McpProcess(repo, env={"PM_MCP_MAX_RESPONSE_BYTES": "4000"}) as server:
+    env = {"PM_MCP_MAX_RESPONSE_BYTES": "4000", "PM_MCP_PROFILE": profile}
+    with McpProcess(repo, env=env) as server:
         server.initialize()
         wide = server.request("tools/call", {"name": "pm_list", "arguments": {}})["result"]
         assert wide["isError"] is True

@@ -18,12 +18,15 @@ def _call(server: McpProcess, era: str, method: str, params: dict[str, Any] | No
     return server.request(method, params)
 
 
+@pytest.mark.parametrize("profile", ["core", "standard", "full"])
 @pytest.mark.parametrize("era", ["initialize", "modern"])
-def test_templates_are_listed_and_read(repo: Path, tracker: Tracker, era: str) -> None:
+def test_templates_are_listed_and_read(
+    repo: Path, tracker: Tracker, era: str, profile: str
+) -> None:
     created = tracker.create({"title": "Template target", "body": "the body"})
     item_id = created["item"]["id"] if "item" in created else created["id"]
     tracker.update(item_id, {"priority": 1})
-    with McpProcess(repo) as server:
+    with McpProcess(repo, env={"PM_MCP_PROFILE": profile}) as server:
         if era == "initialize":
             server.initialize()
         listed = _call(server, era, "resources/templates/list")["result"]
