@@ -236,13 +236,7 @@ def declared(command: str) -> tuple[Param, ...]:
     A command's declaration lives in ``pm_core.commands.<module>``, the module
     named like its CLI module in the capability table.
     """
-    from importlib import import_module
-
-    from pm_core.capabilities import BY_NAME
-
-    row = BY_NAME[command]
-    module = import_module("pm_core.commands." + row.module.rsplit(".", 1)[1])
-    table: dict[str, tuple[Param, ...]] = module.PARAMS
+    table: dict[str, tuple[Param, ...]] = _module(command).PARAMS
     return table[command]
 
 
@@ -253,13 +247,8 @@ def declared_subcommands(command: str) -> dict[str, tuple[Param, ...]]:
     ``PARAMS``, in the order its tool and docs list them; empty when ``command``
     is no declared group.
     """
-    from importlib import import_module
-
-    from pm_core.capabilities import BY_NAME
-
-    row = BY_NAME[command]
     try:
-        module = import_module("pm_core.commands." + row.module.rsplit(".", 1)[1])
+        module = _module(command)
     except ModuleNotFoundError:
         return {}
     table: dict[str, tuple[Param, ...]] = getattr(module, "PARAMS", {})

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from pm_core.tracker.api import Tracker
 
 #: Fixed value sets, written here so the start-up path imports no query module
-#: (``tests/unit/test_params.py`` checks them against the query modules').
+#: (``tests/unit/test_cli_help_values.py`` checks them against the query modules').
 SEARCH_MODES = ("keyword", "bm25", "hybrid")
 SEARCH_MATCHES = ("or", "and", "exact")
 LIST_SORTS = ("default", "priority", "updated", "created", "id", "title", "status", "deadline")
