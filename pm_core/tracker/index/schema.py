@@ -10,7 +10,7 @@ from pm_core.tracker.model.order import BASELINE_SQL, HIGH_LEVEL_TYPES
 
 #: 2: group texts hold no NUL (\x01 instead), for the scorer's LIKE test.
 #: 3: one FTS column per field group, with positions (counts without text).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: Address space a connection maps the index file into: pages are read in
 #: place instead of being copied through SQLite's page cache.
 MMAP_BYTES = 1 << 30
@@ -99,8 +99,10 @@ CREATE INDEX entries_list_order ON entries(live, priority, updated_at || char(11
 CREATE INDEX entries_list_bytes ON entries(live, status, list_bytes);
 -- The packed item, apart: scans of entries stay small and fast.
 CREATE TABLE records(rid INTEGER PRIMARY KEY, record BLOB);
-CREATE TABLE docs(rid INTEGER PRIMARY KEY, {_GROUP_COLUMNS},
-    ntokens INTEGER NOT NULL, title_tokens TEXT NOT NULL);
+-- The lengths first: a search reads ntokens of every candidate, and behind the
+-- group texts it would sit on overflow pages of a long item.
+CREATE TABLE docs(rid INTEGER PRIMARY KEY, ntokens INTEGER NOT NULL,
+    title_tokens TEXT NOT NULL, {_GROUP_COLUMNS});
 CREATE TABLE edges(
     owner INTEGER NOT NULL,
     phase INTEGER NOT NULL,

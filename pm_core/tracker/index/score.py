@@ -148,8 +148,11 @@ def term_part(
     terms, and the group's count is the sum over its term occurrences of how
     often the token occurs in that term (non-overlapping, as ``str.count``).
     Per token ``n`` a row carries ``w<n>``, the weighted sum over groups, and
-    ``t<n>``, whether the token itself is a title term. The entries whose id
-    is in ``pins`` get a row too. ``bounds``: only rids within them.
+    ``t<n>``, whether the token itself is a title term; with more than one
+    token also ``m<n>``, the groups that hold it (bit ``i`` for ``GROUPS[i]``),
+    so the phrase is looked for only in groups holding every token. The
+    entries whose id is in ``pins`` get a row too. ``bounds``: only rids
+    within them.
 
     A table keyed by rid takes each token's occurrences as they come (in rid
     order, so the first token's are appends): cheaper than sorting them all
@@ -161,8 +164,16 @@ def term_part(
         + " ".join(f"WHEN 'g_{g}' THEN {int(weights[g])}" for g in _LOOKUP_ORDER)
         + " END)"
     )
+    masks = size > 1
     counts = "".join(
-        f", w{m} INTEGER NOT NULL DEFAULT 0, t{m} INTEGER NOT NULL DEFAULT 0" for m in range(size)
+        f", w{m} INTEGER NOT NULL DEFAULT 0, t{m} INTEGER NOT NULL DEFAULT 0"
+        + (f", m{m} INTEGER NOT NULL DEFAULT 0" if masks else "")
+        for m in range(size)
+    )
+    bit = (
+        "(CASE col "
+        + " ".join(f"WHEN 'g_{g}' THEN {1 << i}" for i, g in enumerate(GROUPS))
+        + " END)"
     )
     setup: list[Fragment] = [
         (f"DROP TABLE IF EXISTS {TERMS_TABLE}", []),
@@ -173,13 +184,16 @@ def term_part(
         if not found:
             continue
         times = _multiplicity(token, found)
+        mask_column = f", m{n}" if masks else ""
+        mask_value = f", {bit}" if masks else ""
+        mask_update = f", m{n} = m{n} | excluded.m{n}" if masks else ""
         setup.append(
             (
-                f"INSERT INTO {TERMS_TABLE}(rid, w{n}, t{n}) "
-                f"SELECT doc, {weight}{times[0]}, (col = 'g_title' AND term = ?) FROM fts_inst "
-                f"WHERE term IN ({','.join('?' * len(found))}){within} "
+                f"INSERT INTO {TERMS_TABLE}(rid, w{n}, t{n}{mask_column}) "
+                f"SELECT doc, {weight}{times[0]}, (col = 'g_title' AND term = ?){mask_value} "
+                f"FROM fts_inst WHERE term IN ({','.join('?' * len(found))}){within} "
                 f"ON CONFLICT(rid) DO UPDATE SET w{n} = w{n} + excluded.w{n}, "
-                f"t{n} = max(t{n}, excluded.t{n})",
+                f"t{n} = max(t{n}, excluded.t{n}){mask_update}",
                 [*times[1], token, *found, *(bounds or ())],
             )
         )
@@ -208,8 +222,8 @@ def term_sql(
     integer), saturated and length normalised with the document's ``ntokens``
     and multiplied by the token's IDF (a bound double); every operation is in
     the reference's order, so the doubles are equal. The phrase needs the
-    text: only a document holding every token can hold it, and only such a
-    document's groups are read, once, into ``pt`` (twice the phrase count,
+    text: only a group holding every token can hold it, and only such groups
+    of such a document are read, once, into ``pt`` (twice the phrase count,
     plus one when the title holds the phrase).
     """
     from pm_core.tracker.query.search import (
@@ -243,13 +257,22 @@ def term_sql(
     every = " AND ".join(f"w{n} > 0" for n in range(size))
     if size > 1:
         phrase = query.phrase
-        hits = join([count_sql(g, phrase) for g in GROUPS], " + ")
-        everywhere = " AND ".join(f"h.w{n} > 0" for n in range(size))
+        # The groups holding every token (term_part's masks): the phrase lies in no other.
+        shared = "(" + " & ".join(f"h.m{n}" for n in range(size)) + ")"
+        counted = [count_sql(g, phrase) for g in GROUPS]
+        hits = join(
+            [
+                (f"(CASE WHEN {shared} & {1 << i} THEN {sql} ELSE 0 END)", args)
+                for i, (sql, args) in enumerate(counted)
+            ],
+            " + ",
+        )
+        title_bit = 1 << GROUPS.index("title")
         columns.append(
             (
-                f"(CASE WHEN {everywhere} THEN (SELECT ({hits[0]}) * 2 + "
-                "(instr(IFNULL(d.g_title, ''), ?) > 0) FROM docs d WHERE d.rid = e.rid) "
-                "ELSE 0 END) AS pt",
+                f"(CASE WHEN {shared} THEN (SELECT ({hits[0]}) * 2 + "
+                f"({shared} & {title_bit} > 0 AND instr(IFNULL(d.g_title, ''), ?) > 0) "
+                "FROM docs d WHERE d.rid = e.rid) ELSE 0 END) AS pt",
                 [*hits[1], phrase],
             )
         )
