@@ -153,6 +153,29 @@ def test_in_place_edit_is_seen_by_the_very_next_read(root: Path) -> None:
     assert_same_as_files(root, t)
 
 
+def test_racy_files_are_confirmed_once_then_a_watched_read_stats_nothing(root: Path) -> None:
+    from pm_core.tracker.index.db import RACY_NS
+
+    for path in root.glob("*/*.toon"):
+        os.utime(path, None)  # just written, as after a clone or a checkout: racy when indexed
+    t, _status = watched(root)
+
+    def racy_rows() -> int:
+        index = indexing.fresh(t)
+        assert index is not None
+        return int(index.db.execute("SELECT COUNT(*) FROM racy").fetchone()[0])
+
+    assert racy_rows() > 0
+    assert read(t).files > 0  # still within the window: each read stats them
+    time.sleep(RACY_NS / 1e9 + 0.2)
+    confirmed = read(t)  # past the window: read by content once, and let go
+    assert confirmed.verify == "watch" and confirmed.parsed == 0
+    assert racy_rows() == 0
+    later = read(t)
+    assert later.verify == "watch" and later.files == 0
+    assert_same_as_files(root, t)
+
+
 def test_edit_that_keeps_size_mtime_and_inode_is_still_seen(root: Path) -> None:
     t, _ = watched(root)
     path = task_files(root)[5]

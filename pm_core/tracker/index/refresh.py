@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pm_core.tracker.index import access as indexing
-from pm_core.tracker.index.db import INDEX_FILE, RefreshStats
+from pm_core.tracker.index.db import INDEX_FILE, RACY_NS, RefreshStats
 from pm_core.tracker.storage.store import ITEM_SUFFIX
 
 if TYPE_CHECKING:
@@ -124,17 +124,22 @@ class WatchRefresh:
             if isinstance(rel, str) and _item_rel(rel, folders, whole)
         }
         racy = [r[0] for r in db.execute("SELECT path FROM racy").fetchall()]
-        current: dict[str, Stat | None] = {rel: _stat(index.root / rel) for rel in rels}
+        root = str(index.root)
+        current: dict[str, Stat | None] = {rel: _stat(os.path.join(root, rel)) for rel in rels}
         for rel in racy:
             if rel not in current:
-                current[rel] = _stat(index.root / rel)
+                current[rel] = _stat(os.path.join(root, rel))
+        # A racy file (indexed within the racy window of its mtime) is confirmed by its
+        # content once the window has passed ("ripe"); a gone one loses its row.
+        window = time.time_ns() - RACY_NS
+        ripe = any((stat := current[rel]) is None or stat[1] < window for rel in racy)
         listings = {folder: index.sweep_folder(folder) for folder in whole}
         for folder, listing in listings.items():
             for name, size, mtime, ino in listing:
                 current[f"{folder}/{name}"] = (size, mtime, ino)
-        if not current and not whole and token == self.stored:
-            return _stats(0, 0, 0, 0, started)
-        return self._apply(token, current, rels, whole, racy, started)
+        if not rels and not whole and token == self.stored and not ripe:
+            return _stats(len(current), 0, 0, 0, started)  # nothing new, nothing to confirm
+        return self._apply(token, current, rels, whole, racy, started, ripe)
 
     def _still_valid(self, db: sqlite3.Connection) -> bool:
         """Whether the changes asked for (since the token read earlier) still apply.
@@ -158,6 +163,7 @@ class WatchRefresh:
         whole: list[str],
         racy: list[str],
         started: float,
+        ripe: bool,
     ) -> RefreshStats | None:
         from pm_core.tracker.index.write import BULK_MIN, Writer
 
@@ -166,7 +172,9 @@ class WatchRefresh:
         writer = Writer(index, time.time_ns())
         db.execute("BEGIN IMMEDIATE")
         try:
-            if covered(db, token):
+            # Covered: another process brought every row this far; still confirm
+            # ripe racy files, which nothing else would ever clear.
+            if covered(db, token) and not ripe:
                 db.execute("ROLLBACK")
                 return _stats(len(current), 0, 0, 0, started)
             if not self._still_valid(db):
@@ -250,7 +258,7 @@ def _content_differs(path: Path, digest: bytes | None) -> bool:
         return True  # unreadable now: parse it, which records what happened
 
 
-def _stat(path: Path) -> Stat | None:
+def _stat(path: str | Path) -> Stat | None:
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
