@@ -160,6 +160,8 @@ def test_a_linked_worktree_is_left_to_git(world: tuple[Path, Path, dict[str, str
     )
     assert user_name(str(linked), env) is None
     assert user_name(str(repo), env) == "Ada"
+    (repo / ".git" / "config.worktree").write_text("[user]\n\tname = Per Worktree\n")
+    assert user_name(str(repo), env) is None  # read when extensions.worktreeConfig is on
 
 
 def test_git_user_name_asks_git_when_unsure(

@@ -6,9 +6,9 @@ process. :func:`user_name` reads the repository's and the user's config files
 instead, for the plain form almost every name is written in
 (``name = Ada Lovelace`` under ``[user]``), and returns ``None`` whenever git
 could read the files differently: an ``include``, a quote, a backslash, a
-linked worktree, a variable such as ``GIT_DIR`` or ``GIT_CONFIG_GLOBAL``, no
-name in either file. The caller
-then asks git, so the answer is always git's.
+linked worktree or per-worktree config, a variable such as ``GIT_DIR`` or
+``GIT_CONFIG_GLOBAL``, no name in either file. The caller then asks git, so
+the answer is always git's.
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ def _local_config(repo: str) -> str | object | None:
     while True:
         dot_git = os.path.join(folder, ".git")
         if os.path.isdir(dot_git):
+            if os.path.exists(os.path.join(dot_git, "config.worktree")):
+                return UNSURE  # extensions.worktreeConfig: one more file git may read
             return os.path.join(dot_git, "config")
         if os.path.exists(dot_git):
             return UNSURE  # a linked worktree or a submodule: its config has more places
