@@ -33,7 +33,7 @@ def evaluate(
     from pathlib import Path
 
     from pm_core.tracker.model.errors import UsageError
-    from pm_core.tracker.query.evaluate import check_queries
+    from pm_core.tracker.query.evaluate import EXAMPLE, check_queries
     from pm_core.tracker.query.evaluate import evaluate as score
 
     inline = None
@@ -48,7 +48,7 @@ def evaluate(
             except ValueError as exc:
                 raise UsageError(
                     f"the inline query set is not JSON ({exc})",
-                    hint='e.g. [{"query": "login timeout", "relevant_ids": ["pm-a1b2"]}]',
+                    hint=f"expected: {EXAMPLE}",
                 ) from None
         inline = check_queries(golden, "the inline query set")
     return score(
