@@ -128,9 +128,10 @@ def _plain(value: str) -> str:
 
 
 def _command(spec: Spec, args: Sequence[str]) -> dict[str, Any]:
-    longs: dict[str, Opt] = {"--json": _JSON} if spec.json else {}
+    declared = (*spec.opts, _JSON) if spec.json else spec.opts
+    longs: dict[str, Opt] = {}
     shorts: dict[str, Opt] = {}
-    for opt in spec.opts:
+    for opt in declared:
         for decl in opt.decls:
             (longs if decl.startswith("--") else shorts)[decl] = opt
     given: dict[str, list[Any]] = {}
@@ -165,19 +166,17 @@ def _command(spec: Spec, args: Sequence[str]) -> dict[str, Any]:
             _convert(opt, value if numeric else _plain(value)) if opt.takes_value else True
         )
         position += 1
-    values = {opt.dest: _value(opt, given.get(opt.dest)) for opt in (*spec.opts, _JSON)}
-    if not spec.json:
-        values.pop(_JSON.dest)
-    for declared in spec.args:
-        if declared.variadic:
-            values[declared.name] = tuple(positionals)
+    values = {opt.dest: _value(opt, given.get(opt.dest)) for opt in declared}
+    for wanted in spec.args:
+        if wanted.variadic:
+            values[wanted.name] = tuple(positionals)
             positionals = []
         elif positionals:
-            values[declared.name] = positionals.pop(0)
-        elif declared.required:
+            values[wanted.name] = positionals.pop(0)
+        elif wanted.required:
             raise _Unsure
         else:
-            values[declared.name] = None
+            values[wanted.name] = None
     if positionals:
         raise _Unsure
     return values
