@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pm_core.tracker.api import git_user_name
+from pm_core.tracker.api import Tracker, git_user_name
 from pm_core.tracker.storage.gitconfig import user_name
 
 #: Lines in the plain forms the reader settles itself.
@@ -35,10 +35,20 @@ PLAIN = [
     "# a comment",
     "; another",
     "",
+    '[user "work"]',
+    '[merge "pm-item-toon"]',
+    '[remote "a \\"quoted\\" one"]  # with a comment',
+    "\tname = pm field-aware merge",
+    '\tdriver = "python3 -c \'import sys; main()\' \\"%O\\" %A" # run by git',
+    '\turl = "a;b#c" ; then a comment',
+    "\tpath = C:\\\\tools\\tbin",
 ]
 #: Lines git may read otherwise (or refuse): the reader must leave those files to git.
 RISKY = [
-    '[user "work"]',
+    '[user "unclosed]',
+    "\tdriver = runs on \\",
+    '\tdriver = "an open quote',
+    "\tdriver = a bad \\q escape",
     "[include]",
     '[includeIf "gitdir:/x/"]',
     "\tpath = elsewhere",
@@ -110,6 +120,20 @@ def test_when_the_reader_answers_it_answers_what_git_prints(
     read = user_name(str(repo), env)
     if read is not None:
         assert (read or None) == _git_answer(repo, env), texts
+
+
+def test_a_repository_pm_init_configured_is_read_without_git(
+    world: tuple[Path, Path, dict[str, str]],
+) -> None:
+    """``pm init`` writes merge drivers (quoted values, subsections) into ``.git/config``."""
+    home, repo, env = world
+    (home / ".gitconfig").write_text("[user]\n\tname = Ada Lovelace\n")
+    Tracker(repo / ".agents" / "pm", author="t").init()
+    config = (repo / ".git" / "config").read_text()
+    assert '[merge "pm-history"]' in config and '\\"' in config
+    assert user_name(str(repo), env) == "Ada Lovelace" == _git_answer(repo, env)
+    (repo / ".git" / "config").write_text(config + "[user]\n\tname = Grace Hopper\n")
+    assert user_name(str(repo), env) == "Grace Hopper" == _git_answer(repo, env)
 
 
 def test_the_plain_forms_are_read_without_git(world: tuple[Path, Path, dict[str, str]]) -> None:

@@ -4,9 +4,11 @@ Every write records an author; without ``PM_AUTHOR`` or a settings default
 that is git's ``user.name``, which ``git config`` answers after starting a
 process. :func:`user_name` reads the repository's and the user's config files
 instead, for the plain form almost every name is written in
-(``name = Ada Lovelace`` under ``[user]``), and returns ``None`` whenever git
-could read the files differently: an ``include``, a quote, a backslash, a
-linked worktree or per-worktree config, a variable such as ``GIT_DIR`` or
+(``name = Ada Lovelace`` under ``[user]``), skipping every other section as
+git reads it (subsections, quoted values: the merge drivers ``pm init``
+writes), and returns ``None`` whenever git could read the files differently:
+an ``include``, a quote or backslash in the name, a continued line, a linked
+worktree or per-worktree config, a variable such as ``GIT_DIR`` or
 ``GIT_CONFIG_GLOBAL``, no name in either file. The caller then asks git, so
 the answer is always git's.
 """
@@ -17,7 +19,10 @@ import os
 import re
 from collections.abc import Mapping
 
-_SECTION = re.compile(r"[a-z0-9.-]+")
+#: A section header: its name, an optional quoted subsection, an optional comment.
+_HEADER = re.compile(
+    r'\[(?P<name>[A-Za-z0-9.-]+)(?P<sub>[ \t]+"(?:[^"\\]|\\.)*")?\][ \t]*(?:[#;].*)?'
+)
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 #: The files alone do not settle the answer.
 UNSURE = object()
@@ -105,26 +110,43 @@ def _read(path: str) -> str | object | None:
         line = raw.strip()
         if not line or line[0] in "#;":
             continue
-        if "\\" in line or '"' in line:
-            return UNSURE  # escapes, quotes, continued lines, subsections
         if line.startswith("["):
-            header, close, rest = line[1:].partition("]")
-            if not close or (rest.strip() and rest.strip()[0] not in "#;"):
-                return UNSURE  # a setting on the header line
-            section = header.lower()
-            if not _SECTION.fullmatch(section) or section.startswith("include"):
-                return UNSURE  # include, includeIf, or a header git may not read as written
-            in_user = section == "user"
+            header = _HEADER.fullmatch(line)
+            if header is None:
+                return UNSURE  # a setting on the header line, or one git may not read as written
+            section = header["name"].lower()
+            if section.startswith("include"):
+                return UNSURE  # include, includeIf: more files git reads
+            in_user = section == "user" and header["sub"] is None
             continue
         key, equals, value = line.partition("=")
         key = key.strip()
         if not _KEY.fullmatch(key):
             return UNSURE  # git stops at a bad line ("bad config line"): let it say so
         if not in_user or key.lower() != "name":
+            if not _value_ends(value):
+                return UNSURE  # a continued line, an open quote or a bad escape
             continue
         if not equals:
             return UNSURE  # a bare "name" is boolean true to git
+        if "\\" in value or '"' in value:
+            return UNSURE  # escapes and quotes in the name itself: git decodes them
         for mark in "#;":
             value = value.split(mark, 1)[0]
         found = value.strip()
     return found
+
+
+def _value_ends(value: str) -> bool:
+    """Whether a value git reads ends on its own line (False: continued, open quote, bad escape)."""
+    quoted = False
+    chars = iter(value)
+    for char in chars:
+        if char == "\\":
+            if next(chars, None) not in ("t", "b", "n", '"', "\\"):
+                return False  # a backslash at the end continues the line; others are errors
+        elif char == '"':
+            quoted = not quoted
+        elif char in "#;" and not quoted:
+            return True  # the rest is a comment
+    return not quoted
