@@ -48,10 +48,21 @@ def item_document(item: Item | None) -> dict[str, Any]:
 
 def make_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
     """An RFC 6902 patch turning ``before`` into ``after``."""
+    if before == EMPTY_DOCUMENT and _is_document(after):
+        # From nothing (a create, a restore): every field is added whole, the
+        # operations a diff would find, in the document's own order as the
+        # TypeScript pm writes them. No diff to run, so no diff library to load.
+        ops = [
+            {"op": "add", "path": field_path(key), "value": _copy(value)}
+            for key, value in after["metadata"].items()
+        ]
+        if after["body"] != "":
+            ops.append({"op": "replace", "path": "/body", "value": after["body"]})
+        return ops
     import jsonpatch
 
-    ops: list[dict[str, Any]] = jsonpatch.make_patch(before, after).patch
-    return ops
+    diff: list[dict[str, Any]] = jsonpatch.make_patch(before, after).patch
+    return diff
 
 
 def key_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
@@ -67,7 +78,7 @@ def key_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, A
         return [{"op": "replace", "path": "", "value": _copy(after)}]
     ops: list[dict[str, Any]] = []
     for key in sorted(old.keys() | new.keys()):
-        path = "/metadata/" + key.replace("~", "~0").replace("/", "~1")
+        path = field_path(key)
         if key not in new:
             ops.append({"op": "remove", "path": path})
         elif key not in old:
@@ -77,6 +88,15 @@ def key_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, A
     if not same_json(before.get("body"), after.get("body")):
         ops.append({"op": "replace", "path": "/body", "value": after.get("body")})
     return ops
+
+
+def field_path(key: str) -> str:
+    """The JSON pointer of one metadata field (``~`` and ``/`` escaped, RFC 6901)."""
+    return "/metadata/" + key.replace("~", "~0").replace("/", "~1")
+
+
+def _is_document(value: Mapping[str, Any]) -> bool:
+    return set(value) == {"metadata", "body"} and isinstance(value["metadata"], dict)
 
 
 class PatchError(ValueError):
