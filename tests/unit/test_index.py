@@ -213,6 +213,36 @@ def test_edit_with_same_size_and_mtime_is_caught_while_racy(root: Path) -> None:
     assert next(r for r in rows if r["id"] == path.stem)["title"] == swapped[len("title: ") :]
 
 
+def test_a_written_row_has_no_digest_and_is_parsed_again_to_confirm(root: Path) -> None:
+    """A write records its row unhashed; an edit in the same tick is still caught."""
+    tracker = on(root)
+    fresh(tracker)
+    item_id = tracker.create({"title": "Written through", "type": "Task"})["id"]
+    path = next(root.glob(f"*/{item_id}.toon"))
+    rel = f"{path.parent.name}/{path.name}"
+    with sqlite3.connect(root / "runtime" / "index.sqlite") as db:
+        assert db.execute("SELECT digest FROM entries WHERE path = ?", (rel,)).fetchone() == (None,)
+        assert db.execute("SELECT 1 FROM racy WHERE path = ?", (rel,)).fetchone() == (1,)
+    # Another writer, in the same clock tick: same size, same mtime, other bytes.
+    st = path.stat()
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("Written through", "Through written", 1), encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    assert fresh(tracker).last_refresh is not None
+    assert on(root).get(item_id).title == "Through written"
+    hits = search(tracker, "through written")["hits"]
+    assert [h["id"] for h in hits][:1] == [item_id]
+    # Once its mtime is safely past, a read confirms it: hashed, and no longer racy.
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 10_000_000_000))
+    fresh(tracker)
+    fresh(tracker)
+    with sqlite3.connect(root / "runtime" / "index.sqlite") as db:
+        (digest,) = db.execute("SELECT digest FROM entries WHERE path = ?", (rel,)).fetchone()
+        assert isinstance(digest, bytes) and len(digest) == 16
+        assert db.execute("SELECT 1 FROM racy WHERE path = ?", (rel,)).fetchone() is None
+
+
 def test_new_file_dropped_in_like_a_checkout_is_picked_up(root: Path) -> None:
     tracker = on(root)
     fresh(tracker)

@@ -57,7 +57,7 @@ class Rows:
         rid: int,
         rel: str,
         stat: Stat,
-        digest: bytes,
+        digest: bytes | None,
         parsed: Item | CorruptItemError,
         context: Context,
     ) -> None:

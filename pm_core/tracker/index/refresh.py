@@ -250,6 +250,8 @@ def _item_rel(rel: str, folders: tuple[str, ...], whole: list[str]) -> bool:
 
 
 def _content_differs(path: Path, digest: bytes | None) -> bool:
+    if digest is None:
+        return True  # a write-through row records no digest: parse the file again
     from pm_core.tracker.index.rows import digest16
 
     try:

@@ -220,11 +220,14 @@ class Writer:
             if stat is None or rel in parses:
                 continue  # gone (the folder diff removes it) or already queued
             row = self.db.execute("SELECT digest FROM entries WHERE path = ?", (rel,)).fetchone()
+            if row is None or row[0] is None:
+                parses[rel] = stat  # nothing to compare with (a write-through row): parse it
+                continue
             try:
                 data = (self.root / rel).read_bytes()
             except OSError:
                 continue
-            if row is None or digest16(data) != row[0]:
+            if digest16(data) != row[0]:
                 parses[rel] = stat
             elif stat[1] < self.now_ns - self.index_racy_ns():
                 self.db.execute("DELETE FROM racy WHERE path = ?", (rel,))
@@ -344,7 +347,6 @@ class Writer:
             path = self.root / rel
             try:
                 st = path.stat()
-                data = path.read_bytes()
             except OSError:
                 st = None
             if st is not None:
@@ -352,7 +354,9 @@ class Writer:
                 # Written this moment: racy until its mtime is safely in the past.
                 self.now_ns = max(self.now_ns, st.st_mtime_ns)
                 rows = Rows()
-                rows.add(self._take_rids(1), rel, stat, digest16(data), item, self._context())
+                # No content digest: a racy row without one is parsed again, not
+                # compared, when a later read confirms it; a write need not hash.
+                rows.add(self._take_rids(1), rel, stat, None, item, self._context())
                 self._store_rows(rows)
         self.derive(self.touched_ids)
 
