@@ -243,6 +243,35 @@ def test_a_written_row_has_no_digest_and_is_parsed_again_to_confirm(root: Path) 
         assert db.execute("SELECT 1 FROM racy WHERE path = ?", (rel,)).fetchone() is None
 
 
+def _doc_stats(root: Path) -> tuple[tuple[int, int], tuple[int, int]]:
+    with sqlite3.connect(root / "runtime" / "index.sqlite") as db:
+        kept = db.execute("SELECT documents, tokens FROM doc_stats").fetchone()
+        counted = db.execute("SELECT COUNT(*), COALESCE(SUM(ntokens), 0) FROM docs").fetchone()
+        lengths = db.execute(
+            "SELECT COUNT(*) FROM docs d JOIN entries e ON e.rid = d.rid "
+            "WHERE e.live = 1 AND e.ntokens = d.ntokens"
+        ).fetchone()
+    assert lengths == (counted[0],)  # each live entry carries its document's length
+    return kept, counted
+
+
+def test_the_bm25_totals_follow_every_kind_of_change(root: Path) -> None:
+    tracker = on(root)
+    fresh(tracker)
+    kept, counted = _doc_stats(root)
+    assert kept == counted and counted[0] > 0
+    made = tracker.create({"title": "Totals kept by triggers", "type": "Task", "body": "a b c d"})
+    tracker.update(made["id"], {"body": "a much longer body than it had before, word after word"})
+    tracker.close(first_file(root).stem, "done")
+    tracker.delete(sorted((root / "tasks").glob("*.toon"))[1].stem)
+    sorted((root / "tasks").glob("*.toon"))[2].unlink()  # behind the index's back
+    fresh(tracker)
+    kept, counted = _doc_stats(root)
+    assert kept == counted
+    # What BM25 reads is what the file scan counts.
+    same(root, lambda t: search(t, "word body totals", limit=20))
+
+
 def test_new_file_dropped_in_like_a_checkout_is_picked_up(root: Path) -> None:
     tracker = on(root)
     fresh(tracker)

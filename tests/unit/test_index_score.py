@@ -20,11 +20,7 @@ from pm_core.tracker.api import Tracker
 from pm_core.tracker.index import access as indexing
 from pm_core.tracker.index import reads as indexed
 from pm_core.tracker.index.rows import GROUPS
-from pm_core.tracker.index.score import (
-    candidate_source,
-    count_sql,
-    integer_weights,
-)
+from pm_core.tracker.index.score import count_sql, integer_weights
 from pm_core.tracker.query.listing import list_items
 from pm_core.tracker.query.search import DEFAULT_WEIGHTS, parse_query, search
 
@@ -135,25 +131,6 @@ def test_split_scoring_equals_one_connection_with_pins_and_filters(root: Path) -
     split = _page(root, query, ALWAYS_SPLIT, **options)
     assert split == _page(root, query, NEVER_SPLIT, **options)
     assert split[0][0][0] == pinned and split[1] > 11
-
-
-@pytest.mark.parametrize(
-    "rids",
-    [{3: 1, 9: 2, 4: 3, 7: 0}, {5: 1, 2**61: 3, 2**40: 2}],
-    ids=["packed", "too large to pack"],
-)
-def test_candidates_reach_sql_with_their_token_bits(rids: dict[int, int]) -> None:
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE entries(rid INTEGER PRIMARY KEY)")
-    db.execute("CREATE TABLE docs(rid INTEGER PRIMARY KEY)")
-    db.executemany("INSERT INTO entries VALUES (?)", [(r,) for r in rids])
-    db.executemany("INSERT INTO docs VALUES (?)", [(r,) for r in rids])
-    everything = candidate_source(rids)
-    assert dict(db.execute(f"SELECT j.rid, j.mask FROM {everything[0]}", everything[1])) == rids
-    some = sorted(rids)[1:]
-    part = candidate_source(rids, some)
-    found = db.execute(f"SELECT j.rid, j.mask FROM {part[0]}", part[1]).fetchall()
-    assert found == [(r, rids[r]) for r in some]
 
 
 @pytest.mark.parametrize(

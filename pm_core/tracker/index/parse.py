@@ -13,6 +13,7 @@ from stat import S_ISREG
 from typing import Any
 
 from pm_core.tracker.index.rows import (
+    DOC_COLUMNS,
     ITEM_COLUMNS,
     digest16,
     doc_values,
@@ -29,6 +30,8 @@ JOB_FILES = 1000
 #: Worker processes at most (one per core beyond that only adds switching).
 MAX_WORKERS = 4
 _NO_ITEM = (None,) * len(ITEM_COLUMNS)
+#: Where :func:`doc_values` puts the document's token count.
+_NTOKENS = DOC_COLUMNS.index("ntokens")
 
 Stat = tuple[int, int, int]
 
@@ -69,16 +72,17 @@ class Rows:
             self.racy.append((rel,))
         if isinstance(parsed, CorruptItemError):
             self.corrupt += 1
-            self.entries.append((*head, parsed.message, parsed.hint, *_NO_ITEM))
+            self.entries.append((*head, parsed.message, parsed.hint, None, *_NO_ITEM))
             return
         item = parsed
         # A bulk load marks readable rows live at once (duplicates are fixed after);
         # one by one, a row goes live when its id's winner is picked.
         live = context.bulk
-        self.entries.append((rid, live, *head[2:], None, None, *item_values(item)))
+        doc = doc_values(item, context.searchable)
+        ntokens = doc[_NTOKENS]
+        self.entries.append((rid, live, *head[2:], None, None, ntokens, *item_values(item)))
         self.records.append((rid, pack_item(item)))
         self.edges.extend([(rid, *edge) for edge in item_edges(item)])
-        doc = doc_values(item, context.searchable)
         self.docs.append((rid, *doc[:-1]))
         self.fts.append((rid, *doc[-1]))
         self.ids.append(item.id)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from pm_core.tracker.api import Tracker
     from pm_core.tracker.index.db import ReadIndex
-    from pm_core.tracker.index.score import Fragment, Part
+    from pm_core.tracker.index.score import Part
     from pm_core.tracker.query.search import Query, Scored
 
 #: ``ORDER BY`` for each listing sort. ``_desc`` in the listing module sorts
@@ -469,19 +469,26 @@ def _keyword_page(
     terms = _token_terms(db, parsed) if whole is not None and parsed.tokens else None
     if whole is None or terms is None or sum(map(len, terms)) > _MAX_POSTING_TERMS:
         return None
-    stats = _corpus_stats(db, parsed)
-    raw = sorted({w.lower().lstrip("#") for w in parsed.text.split()})
-    shorts = sorted({prefix + w for w in raw if w}) if prefix else []
-    pin: Fragment = (
-        f"(CASE WHEN e.id IN ({_marks(raw) or 'NULL'}) THEN {int(EXACT_ID_SCORE)} "
-        f"WHEN e.id IN ({_marks(shorts) or 'NULL'}) THEN {int(SHORT_ID_SCORE)} ELSE 0 END)",
-        [*raw, *shorts],
-    )
+    # Each term's document and occurrence counts, read once (fts5vocab decodes
+    # a term's whole posting list to count it): IDF and the split both use them.
+    every = sorted({t for found in terms for t in found} | set(parsed.tokens))
+    counts_of = {
+        term: (int(docs), int(cnt))
+        for term, docs, cnt in db.execute(
+            f"SELECT term, doc, cnt FROM fts_vocab WHERE term IN ({_marks(every)})", every
+        )
+    }
+    stats = _corpus_stats(db, parsed, counts_of)
+    # The ids the query's words name: exactly (first), or without the prefix.
+    raw = {w.lower().lstrip("#") for w in parsed.text.split()}
+    pins = {
+        item_id: int(EXACT_ID_SCORE if item_id in raw else SHORT_ID_SCORE)
+        for item_id in _pin_ids(parsed, prefix)
+    }
     counts, score, matches = term_sql(parsed, whole, match, stats)
-    ranking = Ranking(pin, counts, score, matches, (where, params), min_score, limit)
-    pins = _pin_ids(parsed, prefix)
+    ranking = Ranking(counts, score, matches, (where, params), min_score, limit)
     part = term_part(parsed, whole, terms, pins)
-    parts = _term_parts(db, parsed, whole, terms, pins, parallel_rows)
+    parts = _term_parts(db, parsed, whole, terms, pins, parallel_rows, counts_of)
     ranked, total = rank_parts(db, path, ranking, part, parts)
     if not ranked:
         return [], 0, {}
@@ -504,18 +511,18 @@ def _term_parts(
     parsed: Query,
     weights: Mapping[str, int],
     terms: Sequence[Sequence[str]],
-    pins: Sequence[str],
+    pins: Mapping[str, int],
     parallel_rows: int,
+    counts_of: Mapping[str, tuple[int, int]],
 ) -> list[Part] | None:
-    """Two rid ranges' parts when the terms occur ``parallel_rows`` times or more."""
+    """Two rid ranges' parts when the terms occur ``parallel_rows`` times or more.
+
+    ``counts_of``: each term's ``(documents, occurrences)`` (fts_vocab).
+    """
     from pm_core.tracker.index.score import term_part
 
-    every = sorted({t for found in terms for t in found})
-    if not every:
-        return None
-    occurrences = db.execute(
-        f"SELECT COALESCE(SUM(cnt), 0) FROM fts_vocab WHERE term IN ({_marks(every)})", every
-    ).fetchone()[0]
+    every = {t for found in terms for t in found}
+    occurrences = sum(counts_of.get(t, (0, 0))[1] for t in every)
     if occurrences < max(parallel_rows, 2):
         return None
     # Two subqueries: SQLite reads a lone MIN or MAX off the key, but scans for both.
@@ -537,14 +544,22 @@ def _empty_doc() -> Any:
     return SearchDoc("", "", "", "", {}, (), "")
 
 
-def _corpus_stats(db: Any, parsed: Query) -> Any:
-    """BM25 statistics of every live document (the reference counts them all)."""
+def _corpus_stats(
+    db: Any, parsed: Query, counts_of: Mapping[str, tuple[int, int]] | None = None
+) -> Any:
+    """BM25 statistics of every live document (the reference counts them all).
+
+    ``counts_of``: the query tokens' ``(documents, occurrences)`` when already read.
+    """
     from pm_core.tracker.query.search import CorpusStats
 
-    # docs holds exactly the live items (and an index covers ntokens).
-    count, total = db.execute("SELECT COUNT(*), COALESCE(SUM(ntokens), 0) FROM docs").fetchone()
+    # docs holds exactly the live items; triggers keep their count and token total.
+    count, total = db.execute("SELECT documents, tokens FROM doc_stats").fetchone()
     frequency: dict[str, int] = {}
     for token in set(parsed.tokens):
+        if counts_of is not None:
+            frequency[token] = counts_of.get(token, (0, 0))[0]
+            continue
         row = db.execute("SELECT doc FROM fts_vocab WHERE term = ?", (token,)).fetchone()
         frequency[token] = int(row[0]) if row else 0
     return CorpusStats(int(count), total / count if count else 0.0, frequency)

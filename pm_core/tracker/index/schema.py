@@ -10,7 +10,8 @@ from pm_core.tracker.model.order import BASELINE_SQL, HIGH_LEVEL_TYPES
 
 #: 2: group texts hold no NUL (\x01 instead), for the scorer's LIKE test.
 #: 3: one FTS column per field group, with positions (counts without text).
-SCHEMA_VERSION = 5
+#: 6: each entry's token count beside it, and the BM25 totals kept by triggers.
+SCHEMA_VERSION = 6
 #: Address space a connection maps the index file into: pages are read in
 #: place instead of being copied through SQLite's page cache.
 MMAP_BYTES = 1 << 30
@@ -43,6 +44,8 @@ CREATE TABLE entries(
     error TEXT,
     hint TEXT,
     live INTEGER NOT NULL DEFAULT 0,
+    -- The document's length (docs.ntokens), read beside the row a search joins anyway.
+    ntokens INTEGER,
     id TEXT,
     type TEXT,
     status TEXT,
@@ -99,8 +102,8 @@ CREATE INDEX entries_list_order ON entries(live, priority, updated_at || char(11
 CREATE INDEX entries_list_bytes ON entries(live, status, list_bytes);
 -- The packed item, apart: scans of entries stay small and fast.
 CREATE TABLE records(rid INTEGER PRIMARY KEY, record BLOB);
--- The lengths first: a search reads ntokens of every candidate, and behind the
--- group texts it would sit on overflow pages of a long item.
+-- The length first: behind the group texts it would sit on overflow pages of a
+-- long item (the stats triggers read it on delete).
 CREATE TABLE docs(rid INTEGER PRIMARY KEY, ntokens INTEGER NOT NULL,
     title_tokens TEXT NOT NULL, {_GROUP_COLUMNS});
 CREATE TABLE edges(
@@ -129,13 +132,24 @@ CREATE VIRTUAL TABLE fts_inst USING fts5vocab(fts, instance);
 -- Every term the FTS index may hold (a superset: terms are added with documents and
 -- trimmed on bulk rebuilds). Scanning fts_vocab decodes postings, this is a plain list.
 CREATE TABLE vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
--- Covers the document count and token total BM25 needs.
-CREATE INDEX docs_ntokens ON docs(ntokens);
+-- The document count and token total BM25 needs, kept by the triggers below.
+CREATE TABLE doc_stats(one INTEGER PRIMARY KEY CHECK (one = 1), documents INTEGER NOT NULL,
+    tokens INTEGER NOT NULL);
+INSERT INTO doc_stats(one, documents, tokens) VALUES (1, 0, 0);
 """
+
+#: Triggers keeping ``doc_stats`` equal to ``COUNT(*), SUM(ntokens)`` of ``docs``
+#: (whose rows are only inserted and deleted): a search reads one row, not every document.
+_STATS_TRIGGERS: tuple[str, ...] = (
+    "CREATE TRIGGER docs_stats_ins AFTER INSERT ON docs BEGIN UPDATE doc_stats SET "
+    "documents = documents + 1, tokens = tokens + new.ntokens; END",
+    "CREATE TRIGGER docs_stats_del AFTER DELETE ON docs BEGIN UPDATE doc_stats SET "
+    "documents = documents - 1, tokens = tokens - old.ntokens; END",
+)
 
 #: Stored in ``meta``: a database written by any other layout is rebuilt, even
 #: when someone changed the DDL (or the stored columns) and forgot the number.
-VERSION_TAG = f"{SCHEMA_VERSION}:{zlib.crc32((DDL + ','.join(ITEM_COLUMNS) + ';'.join(DERIVED_STATEMENTS)).encode()):08x}"
+VERSION_TAG = f"{SCHEMA_VERSION}:{zlib.crc32((DDL + ','.join(ITEM_COLUMNS) + ';'.join((*_STATS_TRIGGERS, *DERIVED_STATEMENTS))).encode()):08x}"
 
 
 #: ``(name, CREATE INDEX statement)`` of every secondary index, so a bulk build can
@@ -152,7 +166,7 @@ def _statements(ddl: str) -> list[str]:
 
 
 #: Derived-fact tables and triggers (:mod:`pm_core.tracker.index.derived`) come last.
-STATEMENTS: tuple[str, ...] = (*_statements(DDL), *DERIVED_STATEMENTS)
+STATEMENTS: tuple[str, ...] = (*_statements(DDL), *_STATS_TRIGGERS, *DERIVED_STATEMENTS)
 SECONDARY_INDEXES: tuple[tuple[str, str], ...] = tuple(
     (statement.split()[2], statement)
     for statement in STATEMENTS

@@ -15,7 +15,6 @@ merge orders them as one statement would.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -137,7 +136,7 @@ def term_part(
     query: Query,
     weights: Mapping[str, int],
     terms: Sequence[Sequence[str]],
-    pins: Sequence[str],
+    pins: Mapping[str, int],
     bounds: tuple[int, int] | None = None,
 ) -> Part:
     """Each document's weighted token counts, read from the FTS postings into a temp table.
@@ -151,8 +150,8 @@ def term_part(
     ``t<n>``, whether the token itself is a title term; with more than one
     token also ``m<n>``, the groups that hold it (bit ``i`` for ``GROUPS[i]``),
     so the phrase is looked for only in groups holding every token. The
-    entries whose id is in ``pins`` get a row too. ``bounds``: only rids
-    within them.
+    entries whose id ``pins`` names get a row too, with their ``pin`` score
+    (every other row's is 0). ``bounds``: only rids within them.
 
     A table keyed by rid takes each token's occurrences as they come (in rid
     order, so the first token's are appends): cheaper than sorting them all
@@ -165,14 +164,14 @@ def term_part(
         + " END)"
     )
     masks = size > 1
-    counts = "".join(
+    counts = ", pin INTEGER NOT NULL DEFAULT 0" + "".join(
         f", w{m} INTEGER NOT NULL DEFAULT 0, t{m} INTEGER NOT NULL DEFAULT 0"
         + (f", m{m} INTEGER NOT NULL DEFAULT 0" if masks else "")
         for m in range(size)
     )
     bit = (
         "(CASE col "
-        + " ".join(f"WHEN 'g_{g}' THEN {1 << i}" for i, g in enumerate(GROUPS))
+        + " ".join(f"WHEN 'g_{g}' THEN {1 << GROUPS.index(g)}" for g in _LOOKUP_ORDER)
         + " END)"
     )
     setup: list[Fragment] = [
@@ -199,11 +198,13 @@ def term_part(
         )
     if pins:
         rids = " AND rid >= ? AND rid <= ?" if bounds else ""
+        scores = " ".join("WHEN ? THEN ?" for _ in pins)
         setup.append(
             (
-                f"INSERT OR IGNORE INTO {TERMS_TABLE}(rid) SELECT rid FROM entries "
-                f"WHERE live = 1 AND id IN ({','.join('?' * len(pins))}){rids}",
-                [*pins, *(bounds or ())],
+                f"INSERT INTO {TERMS_TABLE}(rid, pin) SELECT rid, (CASE id {scores} END) "
+                f"FROM entries WHERE live = 1 AND id IN ({','.join('?' * len(pins))}){rids} "
+                "ON CONFLICT(rid) DO UPDATE SET pin = excluded.pin",
+                [*(v for pair in pins.items() for v in pair), *pins, *(bounds or ())],
             )
         )
     return Part(
@@ -219,7 +220,7 @@ def term_sql(
     """``(counts, score, matches)`` over :func:`term_part` rows: :func:`search.relevance_score`.
 
     Per token the evidence is ``t<n> * TITLE_TOKEN_BONUS + w<n>`` (an exact
-    integer), saturated and length normalised with the document's ``ntokens``
+    integer), saturated and length normalised with the entry's ``ntokens``
     and multiplied by the token's IDF (a bound double); every operation is in
     the reference's order, so the doubles are equal. The phrase needs the
     text: only a group holding every token can hold it, and only such groups
@@ -238,20 +239,28 @@ def term_sql(
     )
 
     size = len(query.tokens)
-    columns: list[Fragment] = [
-        (", ".join(f"h.w{n} AS w{n}, h.t{n} AS t{n}" for n in range(size)), []),
-        ("(SELECT d.ntokens FROM docs d WHERE d.rid = e.rid) AS nt", []),
-    ]
     average = stats.average_length
-    norm: Fragment = ("(1 - ? + ? * nt / ?)", [REL_B, REL_B, average]) if average else ("1.0", [])
+    norm: Fragment = (
+        ("(1 - ? + ? * e.ntokens / ?)", [REL_B, REL_B, average]) if average else ("1.0", [])
+    )
+    # Per row, once: each token's evidence v<n> (an integer) and ``kn``, K1
+    # times the length norm (the reference computes the same product per token).
+    columns: list[Fragment] = [
+        (
+            ", ".join(
+                f"h.w{n} AS w{n}, (h.t{n} * {int(TITLE_TOKEN_BONUS)} + h.w{n}) AS v{n}"
+                for n in range(size)
+            ),
+            [],
+        ),
+        (f"(? * {norm[0]}) AS kn", [REL_K1, *norm[1]]),
+    ]
     terms: list[Fragment] = [("0.0", [])]
     for n, token in enumerate(query.tokens):
-        evidence = f"(t{n} * {int(TITLE_TOKEN_BONUS)} + w{n})"
         terms.append(
             (
-                f"(CASE WHEN {evidence} > 0 THEN ? * ({evidence} * ?) / "
-                f"({evidence} + ? * {norm[0]}) ELSE 0.0 END)",
-                [idf(stats, token), REL_K1 + 1, REL_K1, *norm[1]],
+                f"(CASE WHEN v{n} > 0 THEN ? * (v{n} * ?) / (v{n} + kn) ELSE 0.0 END)",
+                [idf(stats, token), REL_K1 + 1],
             )
         )
     every = " AND ".join(f"w{n} > 0" for n in range(size))
@@ -289,14 +298,13 @@ def term_sql(
 
 
 class Ranking:
-    """The ranking statement of one search, run over all candidates or a part.
+    """The ranking statement of one search, over a :class:`Part`'s terms table.
 
-    ``pin`` is the pin expression over ``e``; ``where`` filters entries.
+    ``where`` filters entries (``e``).
     """
 
     def __init__(
         self,
-        pin: Fragment,
         counts: Fragment,
         score: Fragment,
         matches: Fragment,
@@ -304,33 +312,32 @@ class Ranking:
         min_score: float,
         limit: int,
     ) -> None:
-        self._parts = (pin, counts, score, matches, where)
+        self._parts = (counts, score, matches, where)
         self._min_score = min_score
         #: How many rows the statement returns at most.
         self.limit = limit
 
-    def statement(self, source: Fragment, bounds: tuple[int, int] | None) -> Fragment:
-        """The SQL reading ``source`` (rows ``e``, ``d`` and maybe ``j``), rids within ``bounds``."""
-        pin, counts, score, matches, where = self._parts
-        extra = " AND e.rid >= ? AND e.rid <= ?" if bounds else ""
-        # LIMIT -1 keeps the inner query a co-routine: each count is taken once
-        # per document and read from its column, never inlined into each use.
-        # Using ``s`` twice (rows and count) materializes it once.
+    def statement(self, source: Fragment) -> Fragment:
+        """The SQL reading ``source`` (rows ``h`` of the terms table, ``e`` of entries)."""
+        counts, score, matches, where = self._parts
+        # LIMIT -1 keeps each inner query a co-routine: its columns are computed
+        # once per row and read from there, never inlined into each use (the
+        # score is used three times). Using ``s`` twice (rows and count)
+        # materializes it once.
         sql = (
-            f"WITH s AS MATERIALIZED (SELECT rid, id, pin, {score[0]} AS score FROM ("
-            f"SELECT e.rid AS rid, e.id AS id, {pin[0]} AS pin, {counts[0]} "
-            f"FROM {source[0]} WHERE {where[0]}{extra} LIMIT -1) "
+            f"WITH s AS MATERIALIZED (SELECT rid, id, pin, score FROM ("
+            f"SELECT *, {score[0]} AS score FROM ("
+            f"SELECT e.rid AS rid, e.id AS id, h.pin AS pin, {counts[0]} "
+            f"FROM {source[0]} WHERE {where[0]} LIMIT -1) LIMIT -1) "
             f"WHERE pin > 0 OR ({matches[0]} AND score > 0 AND score >= ?)) "
             f"SELECT rid, id, pin, score, (SELECT COUNT(*) FROM s) FROM s "
             f"ORDER BY {_ORDER} LIMIT ?"
         )
         args = [
             *score[1],
-            *pin[1],
             *counts[1],
             *source[1],
             *where[1],
-            *(bounds or ()),
             *matches[1],
             self._min_score,
             self.limit,
@@ -342,61 +349,6 @@ def sort_key(row: Row) -> tuple[int, float, str]:
     """The statement's ``ORDER BY`` as a Python key."""
     pin, score = row[2], row[3]
     return (-pin, -(pin if pin > 0 else score), row[1])
-
-
-def candidate_source(rids: Mapping[int, int], members: Sequence[int] | None = None) -> Fragment:
-    """The candidates (each with its token bits ``mask``) joined to their entry and document.
-
-    ``members``: the rids to read, in ascending order (default: all of them).
-    Each rid travels with its bits in one integer (``rid << shift | bits``):
-    a JSON list of integers encodes and parses far faster than a key per
-    row. Rids too large for that travel as ``{rid: bits}``. ``LIMIT -1`` keeps
-    the list a co-routine: each ``j.mask`` the score reads is then a register,
-    not a fresh call into ``json_each`` (2-4% of a broad search).
-    """
-    chosen = sorted(rids) if members is None else members
-    shift = max(rids.values(), default=0).bit_length()
-    join_rest = "CROSS JOIN entries e ON e.rid = j.rid CROSS JOIN docs d ON d.rid = e.rid"
-    if not chosen or chosen[-1] < 1 << (62 - shift):
-        packed = json.dumps([rid << shift | rids[rid] for rid in chosen])
-        return (
-            f"(SELECT value >> {shift} AS rid, value & {(1 << shift) - 1} AS mask "
-            f"FROM json_each(?) LIMIT -1) j {join_rest}",
-            [packed],
-        )
-    text = json.dumps({str(rid): rids[rid] for rid in chosen})
-    return f"(SELECT key + 0 AS rid, value AS mask FROM json_each(?) LIMIT -1) j {join_rest}", [
-        text
-    ]
-
-
-#: Every entry with its document.
-EVERY_SOURCE: Fragment = ("entries e JOIN docs d ON d.rid = e.rid", [])
-
-
-def rank(
-    db: sqlite3.Connection,
-    path: Path,
-    ranking: Ranking,
-    rids: Mapping[int, int] | None,
-    parallel_rows: int = PARALLEL_ROWS,
-) -> tuple[list[Row], int]:
-    """The best rows and the number of hits, over ``rids`` (None: every entry).
-
-    From ``parallel_rows`` candidates on, two threads score a half each on
-    their own read-only connections to ``path``; if those cannot be opened,
-    ``db`` scores everything.
-    """
-    import sqlite3
-
-    halves = _halves(db, rids, parallel_rows)
-    if halves is not None:
-        try:
-            return _merge([((), ranking.statement(*h)) for h in halves], path, ranking)
-        except sqlite3.OperationalError:
-            pass  # no second connection (permissions, locks): one is enough
-    source = EVERY_SOURCE if rids is None else candidate_source(rids)
-    return _rows(db.execute(*ranking.statement(source, None)).fetchall())
 
 
 def rank_parts(
@@ -415,15 +367,13 @@ def rank_parts(
 
     if parts:
         try:
-            return _merge(
-                [(p.setup, ranking.statement(p.source, None)) for p in parts], path, ranking
-            )
+            return _merge([(p.setup, ranking.statement(p.source)) for p in parts], path, ranking)
         except sqlite3.OperationalError:
             pass  # no second connection (permissions, locks): one is enough
     try:
         for step in whole.setup:
             db.execute(*step)
-        return _rows(db.execute(*ranking.statement(whole.source, None)).fetchall())
+        return _rows(db.execute(*ranking.statement(whole.source)).fetchall())
     finally:
         for step in whole.cleanup:
             db.execute(*step)
@@ -432,29 +382,6 @@ def rank_parts(
 def _rows(found: list[Any]) -> tuple[list[Row], int]:
     """The rows of one statement without their count column, and that count."""
     return [r[:4] for r in found], int(found[0][4]) if found else 0
-
-
-def _halves(
-    db: sqlite3.Connection, rids: Mapping[int, int] | None, parallel_rows: int
-) -> list[tuple[Fragment, tuple[int, int] | None]] | None:
-    """Two parts of about equal size, or None when the candidates are too few."""
-    if rids is not None:
-        if len(rids) < max(parallel_rows, 2):
-            return None
-        ordered = sorted(rids)
-        middle = len(ordered) // 2
-        return [
-            (candidate_source(rids, ordered[:middle]), None),
-            (candidate_source(rids, ordered[middle:]), None),
-        ]
-    # Two subqueries: SQLite reads a lone MIN or MAX off the key, but scans for both.
-    low, high = db.execute(
-        "SELECT (SELECT MIN(rid) FROM entries), (SELECT MAX(rid) FROM entries)"
-    ).fetchone()
-    if low is None or high - low + 1 < max(parallel_rows, 2):
-        return None
-    middle = (low + high) // 2
-    return [(EVERY_SOURCE, (low, middle)), (EVERY_SOURCE, (middle + 1, high))]
 
 
 def reader(path: Path) -> sqlite3.Connection:

@@ -65,6 +65,7 @@ _ENTRY_COLUMNS = (
     "digest",
     "error",
     "hint",
+    "ntokens",
     *ITEM_COLUMNS,
 )
 _INSERT_ENTRY = (
