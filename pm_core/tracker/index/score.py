@@ -33,10 +33,11 @@ Fragment = tuple[str, list[Any]]
 #: A ranked row: ``(rid, id, pin, score)``.
 Row = tuple[int, str, int, float]
 
-#: Candidate rows from which the score is split over two connections (fewer
-#: do not repay a thread and two connections).
-#: Kept for its figure: on broad queries it saves 17-29% of the search at 10,000 items and 27-36% at 100,000 (bench_score_split.py).
-PARALLEL_ROWS = 2000
+#: Term occurrences from which the score is split over two connections (fewer
+#: do not repay a thread and two connections: at 10,000 items, 7,000-10,000
+#: occurrences, one connection was 10-22% faster).
+#: Kept for its figure: over 68,000-102,000 occurrences at 100,000 items it saves 9-18% of the search (bench_score_split.py).
+PARALLEL_ROWS = 30_000
 #: Integer weights up to this keep every sum far below 2**53 (an exact double).
 _MAX_EXACT_WEIGHT = 1_000_000
 #: The order of the reference: pins first, then score, then id.
