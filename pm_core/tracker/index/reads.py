@@ -355,12 +355,14 @@ def _token_terms(db: Any, parsed: Query) -> list[list[str]] | None:
     return per_token
 
 
-def _pin_ids(parsed: Query, prefix: str) -> list[str]:
-    """Ids the query's words name exactly (with and without the prefix)."""
-    raw = [w.lower().lstrip("#") for w in parsed.text.split()]
-    ids = set(raw) | ({prefix + w for w in raw if w} if prefix else set())
+def _pin_ids(parsed: Query, prefix: str) -> dict[str, int]:
+    """Ids the query's words name, each with its pin score: exact first, then without the prefix."""
+    from pm_core.tracker.query.search import EXACT_ID_SCORE, SHORT_ID_SCORE
+
+    raw = {w.lower().lstrip("#") for w in parsed.text.split()}
+    ids = raw | ({prefix + w for w in raw if w} if prefix else set())
     ids.discard("")
-    return sorted(ids)
+    return {i: int(EXACT_ID_SCORE if i in raw else SHORT_ID_SCORE) for i in sorted(ids)}
 
 
 def _candidates(db: Any, parsed: Query, prefix: str) -> dict[int, int] | None:
@@ -383,7 +385,7 @@ def _candidates(db: Any, parsed: Query, prefix: str) -> dict[int, int] | None:
     if ids:
         for (rid,) in db.execute(
             "SELECT rid FROM entries WHERE live = 1 AND id IN (SELECT value FROM json_each(?))",
-            (json.dumps(ids),),
+            (json.dumps(list(ids)),),
         ):
             rids.setdefault(rid, 0)
     return rids
@@ -461,7 +463,7 @@ def _keyword_page(
         term_part,
         term_sql,
     )
-    from pm_core.tracker.query.search import EXACT_ID_SCORE, SHORT_ID_SCORE, relevance_score
+    from pm_core.tracker.query.search import relevance_score
 
     # Kept for its figure: at 10,000 items the postings statement takes 23-53 ms for
     # "vexpol" and 361-425 ms for "deadlock replica" where Python takes 156 and 2,500+.
@@ -479,12 +481,7 @@ def _keyword_page(
         )
     }
     stats = _corpus_stats(db, parsed, counts_of)
-    # The ids the query's words name: exactly (first), or without the prefix.
-    raw = {w.lower().lstrip("#") for w in parsed.text.split()}
-    pins = {
-        item_id: int(EXACT_ID_SCORE if item_id in raw else SHORT_ID_SCORE)
-        for item_id in _pin_ids(parsed, prefix)
-    }
+    pins = _pin_ids(parsed, prefix)
     counts, score, matches = term_sql(parsed, whole, match, stats)
     ranking = Ranking(counts, score, matches, (where, params), min_score, limit)
     part = term_part(parsed, whole, terms, pins)
